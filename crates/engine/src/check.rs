@@ -1,0 +1,162 @@
+//! What an answer must look like, and the pure checks that decide it.
+
+use serde_json::Value;
+
+/// The answer a request must get. Checks run on every response.
+#[derive(Debug, Clone, Default)]
+pub struct Expect {
+    pub status: StatusExpect,
+    /// Compared case-insensitively; when it has no `;` only the media type of
+    /// the answer is compared, so `text/plain` accepts `text/plain; charset=utf-8`.
+    pub content_type: Option<String>,
+    pub body: BodyExpect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusExpect {
+    /// Any 2xx status.
+    #[default]
+    Success,
+    Exact(u16),
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum BodyExpect {
+    /// The body is read and framed but not compared.
+    #[default]
+    Any,
+    /// The body must be exactly these bytes.
+    Exact(Vec<u8>),
+    /// The body must be JSON equal to this value. `compact` is its compact
+    /// serialization: most servers produce exactly that, so a byte comparison
+    /// settles most answers without parsing.
+    Json { value: Value, compact: Vec<u8> },
+}
+
+impl BodyExpect {
+    pub fn json(value: Value) -> Self {
+        let compact = serde_json::to_vec(&value).expect("a Value always serializes");
+        BodyExpect::Json { value, compact }
+    }
+
+    /// Whether the body must be kept to be checked.
+    pub(crate) fn needs_body(&self) -> bool {
+        !matches!(self, BodyExpect::Any)
+    }
+
+    pub(crate) fn matches(&self, body: &[u8]) -> bool {
+        match self {
+            BodyExpect::Any => true,
+            BodyExpect::Exact(want) => body == want.as_slice(),
+            BodyExpect::Json { value, compact } => {
+                body == compact.as_slice()
+                    || serde_json::from_slice::<Value>(body)
+                        .is_ok_and(|got| json_equal(&got, value))
+            }
+        }
+    }
+}
+
+impl StatusExpect {
+    pub(crate) fn matches(self, status: u16) -> bool {
+        match self {
+            StatusExpect::Success => (200..300).contains(&status),
+            StatusExpect::Exact(want) => status == want,
+        }
+    }
+}
+
+/// JSON equality where numbers compare by value (`1.50` equals `1.5`, `2`
+/// equals `2.0`), since servers in different languages print numbers
+/// differently; object key order never matters.
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether a Content-Type header value satisfies the expected one.
+pub fn content_type_matches(expected: &str, actual: &[u8]) -> bool {
+    let Ok(actual) = std::str::from_utf8(actual) else {
+        return false;
+    };
+    let expected = expected.trim();
+    let actual = actual.trim();
+    if expected.contains(';') {
+        return normalize(expected) == normalize(actual);
+    }
+    let media = actual.split(';').next().unwrap_or("").trim();
+    media.eq_ignore_ascii_case(expected)
+}
+
+fn normalize(v: &str) -> String {
+    v.split(';')
+        .map(|p| p.trim().to_ascii_lowercase())
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn status_classes() {
+        assert!(StatusExpect::Success.matches(200));
+        assert!(StatusExpect::Success.matches(299));
+        assert!(!StatusExpect::Success.matches(301));
+        assert!(StatusExpect::Exact(404).matches(404));
+        assert!(!StatusExpect::Exact(404).matches(200));
+    }
+
+    #[test]
+    fn content_type_ignores_parameters_unless_asked() {
+        assert!(content_type_matches(
+            "text/plain",
+            b"text/plain; charset=utf-8"
+        ));
+        assert!(content_type_matches("text/plain", b"Text/Plain"));
+        assert!(!content_type_matches("text/plain", b"text/html"));
+        assert!(content_type_matches(
+            "text/plain; charset=utf-8",
+            b"text/plain;charset=UTF-8"
+        ));
+        assert!(!content_type_matches(
+            "text/plain; charset=utf-8",
+            b"text/plain"
+        ));
+        assert!(!content_type_matches("text/plain", b"\xff"));
+    }
+
+    #[test]
+    fn json_bodies_compare_by_value() {
+        let e = BodyExpect::json(json!({"a": 1.5, "b": [1, 2], "c": "x"}));
+        assert!(e.matches(br#"{"a":1.5,"b":[1,2],"c":"x"}"#));
+        assert!(e.matches(br#"{ "c": "x", "b": [1.0, 2], "a": 1.50 }"#));
+        assert!(!e.matches(br#"{"a":1.5,"b":[2,1],"c":"x"}"#));
+        assert!(!e.matches(br#"{"a":1.5,"b":[1,2]}"#));
+        assert!(!e.matches(br#"{"a":1.5,"b":[1,2],"c":"x","d":null}"#));
+        assert!(!e.matches(b"not json"));
+    }
+
+    #[test]
+    fn exact_bodies_compare_bytes() {
+        let e = BodyExpect::Exact(b"OK".to_vec());
+        assert!(e.matches(b"OK"));
+        assert!(!e.matches(b"OK\n"));
+        assert!(BodyExpect::Any.matches(b"anything"));
+    }
+}

@@ -1,0 +1,606 @@
+//! The per-connection HTTP/1.1 state machine: queued request bytes out,
+//! response bytes in, answers checked and handed to a sink. Generic over
+//! `Read`/`Write`; it never creates, configures or closes a socket.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+
+use crate::check::content_type_matches;
+use crate::error::ErrorKind;
+use crate::parse::{parse_head, ChunkedDecoder, Framing};
+use crate::plan::RequestTemplate;
+
+/// A response head larger than this is treated as malformed rather than
+/// buffered without end.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// One request on the wire, waiting for its answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InFlight {
+    /// Index into the plan's request templates.
+    pub template: u32,
+    /// When the request was meant to be sent: latency counts from here.
+    pub intended_ns: u64,
+    /// When it was actually queued for writing: the timeout counts from here.
+    pub sent_ns: u64,
+    /// Sent during the measured phase; warm-up answers are dropped.
+    pub measured: bool,
+}
+
+/// Receives every request's end: a checked answer or a failure.
+pub(crate) trait AnswerSink {
+    fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64);
+}
+
+/// How reading left the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadOutcome {
+    /// Still usable; nothing more to read for now.
+    Open,
+    /// The server closed its side. Requests still in flight failed early.
+    Eof,
+    /// The connection is broken; the caller fails what is in flight.
+    Failed(ErrorKind),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct AnswerHead {
+    status: u16,
+    content_type_ok: bool,
+    close: bool,
+    keep_body: bool,
+}
+
+#[derive(Debug)]
+enum BodyState {
+    Length(u64),
+    Chunked(ChunkedDecoder),
+    UntilClose,
+}
+
+#[derive(Debug)]
+enum ReadState {
+    Head,
+    Body { head: AnswerHead, body: BodyState },
+}
+
+#[derive(Debug)]
+pub(crate) struct Conn {
+    inflight: VecDeque<InFlight>,
+    /// Request bytes not yet written; `out_pos` of them already are.
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Input that did not yet make a whole response head.
+    pending: Vec<u8>,
+    /// The body so far, kept only when the answer's check needs it.
+    body: Vec<u8>,
+    state: ReadState,
+    /// The server announced it closes after the last answer.
+    close_after: bool,
+}
+
+impl Conn {
+    pub(crate) fn new(pipeline: usize) -> Self {
+        Conn {
+            inflight: VecDeque::with_capacity(pipeline),
+            out: Vec::new(),
+            out_pos: 0,
+            pending: Vec::new(),
+            body: Vec::new(),
+            state: ReadState::Head,
+            close_after: false,
+        }
+    }
+
+    pub(crate) fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    /// The oldest request's actual send time, for timeouts.
+    pub(crate) fn oldest_sent(&self) -> Option<u64> {
+        self.inflight.front().map(|r| r.sent_ns)
+    }
+
+    /// The server said it will close: send nothing more on this connection.
+    pub(crate) fn closing(&self) -> bool {
+        self.close_after
+    }
+
+    pub(crate) fn has_output(&self) -> bool {
+        self.out_pos < self.out.len()
+    }
+
+    /// Queues a request; [`Conn::flush`] writes it.
+    pub(crate) fn enqueue(&mut self, req: InFlight, bytes: &[u8]) {
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+        }
+        self.out.extend_from_slice(bytes);
+        self.inflight.push_back(req);
+    }
+
+    /// Writes queued bytes until done or the socket is full. Returns the
+    /// bytes written.
+    pub(crate) fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind> {
+        let mut written = 0;
+        while self.out_pos < self.out.len() {
+            match io.write(&self.out[self.out_pos..]) {
+                Ok(0) => return Err(ErrorKind::Write),
+                Ok(n) => {
+                    self.out_pos += n;
+                    written += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return Err(ErrorKind::Write),
+            }
+        }
+        Ok(written)
+    }
+
+    /// Reads what the socket has, parses answers, checks them and hands them
+    /// to `sink`. `scratch` is the worker's shared read buffer; a read shorter
+    /// than it means the socket is drained, which saves the extra read that
+    /// would only return EAGAIN, unless the peer already closed
+    /// (`peer_closed`): then no new readiness edge will come, so reading goes
+    /// on until the end of the stream.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn on_readable<R: Read, S: AnswerSink>(
+        &mut self,
+        io: &mut R,
+        peer_closed: bool,
+        scratch: &mut [u8],
+        templates: &[RequestTemplate],
+        now: u64,
+        sink: &mut S,
+        bytes_read: &mut u64,
+    ) -> ReadOutcome {
+        loop {
+            match io.read(scratch) {
+                Ok(0) => return self.on_eof(templates, now, sink),
+                Ok(n) => {
+                    *bytes_read += n as u64;
+                    if let Err(kind) = self.feed(&scratch[..n], templates, now, sink) {
+                        return ReadOutcome::Failed(kind);
+                    }
+                    if n < scratch.len() && !peer_closed {
+                        return ReadOutcome::Open;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return ReadOutcome::Failed(ErrorKind::Read),
+            }
+        }
+    }
+
+    fn on_eof<S: AnswerSink>(
+        &mut self,
+        templates: &[RequestTemplate],
+        now: u64,
+        sink: &mut S,
+    ) -> ReadOutcome {
+        // A body without a length ends exactly here.
+        if let ReadState::Body {
+            head,
+            body: BodyState::UntilClose,
+        } = self.state
+        {
+            self.state = ReadState::Head;
+            self.finish(head, templates, now, sink);
+        }
+        ReadOutcome::Eof
+    }
+
+    /// Fails every request in flight with `kind` and clears the connection
+    /// for reuse on a new socket.
+    pub(crate) fn fail_all<S: AnswerSink>(&mut self, kind: ErrorKind, now: u64, sink: &mut S) {
+        while let Some(req) = self.inflight.pop_front() {
+            sink.answer(&req, Err(kind), now);
+        }
+        self.reset();
+    }
+
+    /// Back to a fresh state, keeping buffer capacity. Nothing may be in flight.
+    pub(crate) fn reset(&mut self) {
+        debug_assert!(self.inflight.is_empty());
+        self.out.clear();
+        self.out_pos = 0;
+        self.pending.clear();
+        self.body.clear();
+        self.state = ReadState::Head;
+        self.close_after = false;
+    }
+
+    fn feed<S: AnswerSink>(
+        &mut self,
+        data: &[u8],
+        templates: &[RequestTemplate],
+        now: u64,
+        sink: &mut S,
+    ) -> Result<(), ErrorKind> {
+        if self.pending.is_empty() {
+            // The common case: whole answers in one read, parsed in place.
+            let used = self.process(data, templates, now, sink)?;
+            self.pending.extend_from_slice(&data[used..]);
+            return Ok(());
+        }
+        let mut buf = std::mem::take(&mut self.pending);
+        buf.extend_from_slice(data);
+        let result = self.process(&buf, templates, now, sink);
+        match result {
+            Ok(used) => buf.drain(..used),
+            Err(_) => buf.drain(..),
+        };
+        self.pending = buf;
+        result.map(|_| ())
+    }
+
+    /// Consumes as many bytes of `buf` as make progress; returns how many.
+    /// Only an incomplete head is left unconsumed.
+    fn process<S: AnswerSink>(
+        &mut self,
+        buf: &[u8],
+        templates: &[RequestTemplate],
+        now: u64,
+        sink: &mut S,
+    ) -> Result<usize, ErrorKind> {
+        let mut pos = 0;
+        while pos < buf.len() {
+            if self.close_after {
+                // Anything after an answer that closes is not ours to read.
+                return Ok(buf.len());
+            }
+            match std::mem::replace(&mut self.state, ReadState::Head) {
+                ReadState::Head => {
+                    let Some(front) = self.inflight.front() else {
+                        // Bytes nobody asked for yet (say, the tail of a body
+                        // longer than its Content-Length): kept, so they fail
+                        // the next request as malformed and are counted.
+                        if buf.len() - pos > MAX_HEAD {
+                            return Err(ErrorKind::Malformed);
+                        }
+                        break;
+                    };
+                    let template = &templates[front.template as usize];
+                    let head = match parse_head(&buf[pos..], template.is_head) {
+                        Ok(Some(h)) => h,
+                        Ok(None) if buf.len() - pos > MAX_HEAD => return Err(ErrorKind::Malformed),
+                        Ok(None) => break,
+                        Err(_) => return Err(ErrorKind::Malformed),
+                    };
+                    pos += head.len;
+                    if (100..200).contains(&head.status) && head.status != 101 {
+                        continue; // an interim answer; the real one follows
+                    }
+                    let answer = AnswerHead {
+                        status: head.status,
+                        content_type_ok: match &template.expect.content_type {
+                            None => true,
+                            Some(want) => head
+                                .content_type
+                                .is_some_and(|ct| content_type_matches(want, ct)),
+                        },
+                        close: head.close,
+                        keep_body: template.expect.body.needs_body(),
+                    };
+                    self.body.clear();
+                    let body = match head.framing {
+                        Framing::Empty => {
+                            self.finish(answer, templates, now, sink);
+                            continue;
+                        }
+                        Framing::ContentLength(n) => BodyState::Length(n),
+                        Framing::Chunked => BodyState::Chunked(ChunkedDecoder::default()),
+                        Framing::UntilClose => BodyState::UntilClose,
+                    };
+                    self.state = ReadState::Body { head: answer, body };
+                }
+                ReadState::Body { head, mut body } => {
+                    let avail = &buf[pos..];
+                    let done = match &mut body {
+                        BodyState::Length(rest) => {
+                            let take = (*rest).min(avail.len() as u64) as usize;
+                            if head.keep_body {
+                                self.body.extend_from_slice(&avail[..take]);
+                            }
+                            *rest -= take as u64;
+                            pos += take;
+                            *rest == 0
+                        }
+                        BodyState::Chunked(dec) => {
+                            let keep = head.keep_body;
+                            let out = &mut self.body;
+                            let used = dec
+                                .decode(avail, |d| {
+                                    if keep {
+                                        out.extend_from_slice(d)
+                                    }
+                                })
+                                .map_err(|_| ErrorKind::Malformed)?;
+                            pos += used;
+                            dec.is_done()
+                        }
+                        BodyState::UntilClose => {
+                            if head.keep_body {
+                                self.body.extend_from_slice(avail);
+                            }
+                            pos = buf.len();
+                            false
+                        }
+                    };
+                    if done {
+                        self.finish(head, templates, now, sink);
+                    } else {
+                        self.state = ReadState::Body { head, body };
+                    }
+                }
+            }
+        }
+        Ok(pos)
+    }
+
+    fn finish<S: AnswerSink>(
+        &mut self,
+        head: AnswerHead,
+        templates: &[RequestTemplate],
+        now: u64,
+        sink: &mut S,
+    ) {
+        let Some(req) = self.inflight.pop_front() else {
+            return;
+        };
+        let expect = &templates[req.template as usize].expect;
+        let outcome = if !expect.status.matches(head.status) {
+            Err(ErrorKind::Status)
+        } else if !head.content_type_ok {
+            Err(ErrorKind::ContentType)
+        } else if head.keep_body && !expect.body.matches(&self.body) {
+            Err(ErrorKind::Body)
+        } else {
+            Ok(())
+        };
+        sink.answer(&req, outcome, now);
+        if head.close {
+            self.close_after = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{BodyExpect, Expect, StatusExpect};
+
+    #[derive(Default)]
+    struct Answers(Vec<Result<(), ErrorKind>>);
+
+    impl AnswerSink for Answers {
+        fn answer(&mut self, _req: &InFlight, outcome: Result<(), ErrorKind>, _now: u64) {
+            self.0.push(outcome);
+        }
+    }
+
+    /// A socket that hands out scripted reads, then WouldBlock or EOF.
+    struct Script {
+        reads: VecDeque<Vec<u8>>,
+        eof: bool,
+    }
+
+    impl Read for Script {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.reads.pop_front() {
+                Some(chunk) => {
+                    buf[..chunk.len()].copy_from_slice(&chunk);
+                    Ok(chunk.len())
+                }
+                None if self.eof => Ok(0),
+                None => Err(io::ErrorKind::WouldBlock.into()),
+            }
+        }
+    }
+
+    fn template(body: BodyExpect) -> RequestTemplate {
+        RequestTemplate {
+            bytes: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            is_head: false,
+            expect: Expect {
+                status: StatusExpect::Success,
+                content_type: Some("text/plain".into()),
+                body,
+            },
+        }
+    }
+
+    fn req() -> InFlight {
+        InFlight {
+            template: 0,
+            intended_ns: 0,
+            sent_ns: 0,
+            measured: true,
+        }
+    }
+
+    fn run(
+        conn: &mut Conn,
+        t: &RequestTemplate,
+        reads: Vec<&[u8]>,
+        eof: bool,
+    ) -> (ReadOutcome, Answers) {
+        let mut sock = Script {
+            reads: reads.into_iter().map(|r| r.to_vec()).collect(),
+            eof,
+        };
+        let mut sink = Answers::default();
+        let mut scratch = [0u8; 256];
+        let mut outcome = ReadOutcome::Open;
+        let mut read = 0;
+        // The worker calls again on each readiness event; a test calls until
+        // the script is used up.
+        for _ in 0..1000 {
+            outcome = conn.on_readable(
+                &mut sock,
+                eof,
+                &mut scratch,
+                std::slice::from_ref(t),
+                0,
+                &mut sink,
+                &mut read,
+            );
+            if outcome != ReadOutcome::Open || (sock.reads.is_empty() && !sock.eof) {
+                break;
+            }
+        }
+        (outcome, sink)
+    }
+
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nOK";
+
+    #[test]
+    fn pipelined_answers_in_one_read() {
+        let t = template(BodyExpect::Exact(b"OK".to_vec()));
+        let mut c = Conn::new(3);
+        for _ in 0..3 {
+            c.enqueue(req(), &t.bytes);
+        }
+        let all = [OK, OK, OK].concat();
+        let (outcome, answers) = run(&mut c, &t, vec![&all], false);
+        assert_eq!(outcome, ReadOutcome::Open);
+        assert_eq!(answers.0, vec![Ok(()), Ok(()), Ok(())]);
+        assert_eq!(c.in_flight(), 0);
+    }
+
+    #[test]
+    fn answer_split_byte_by_byte() {
+        let t = template(BodyExpect::Exact(b"OK".to_vec()));
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let (_, answers) = run(&mut c, &t, OK.chunks(1).collect(), false);
+        assert_eq!(answers.0, vec![Ok(())]);
+    }
+
+    #[test]
+    fn chunked_body_checked() {
+        let t = template(BodyExpect::Exact(b"OKOK".to_vec()));
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n2\r\nOK\r\n0\r\n\r\n";
+        let (_, answers) = run(&mut c, &t, resp.chunks(7).collect(), false);
+        assert_eq!(answers.0, vec![Ok(())]);
+    }
+
+    #[test]
+    fn each_check_fails_with_its_kind() {
+        let cases: [(&[u8], ErrorKind); 3] = [
+            (
+                b"HTTP/1.1 500 Oops\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nOK",
+                ErrorKind::Status,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nOK",
+                ErrorKind::ContentType,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nNO",
+                ErrorKind::Body,
+            ),
+        ];
+        for (resp, kind) in cases {
+            let t = template(BodyExpect::Exact(b"OK".to_vec()));
+            let mut c = Conn::new(1);
+            c.enqueue(req(), &t.bytes);
+            let (outcome, answers) = run(&mut c, &t, vec![resp], false);
+            assert_eq!(outcome, ReadOutcome::Open);
+            assert_eq!(answers.0, vec![Err(kind)]);
+        }
+    }
+
+    #[test]
+    fn garbage_is_malformed() {
+        let t = template(BodyExpect::Any);
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let (outcome, _) = run(&mut c, &t, vec![b"SPAM SPAM SPAM\r\n\r\n"], false);
+        assert_eq!(outcome, ReadOutcome::Failed(ErrorKind::Malformed));
+    }
+
+    #[test]
+    fn bytes_beyond_content_length_fail_the_next_request() {
+        let t = template(BodyExpect::Any);
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let short = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\nOK";
+        let (outcome, answers) = run(&mut c, &t, vec![short], false);
+        assert_eq!(outcome, ReadOutcome::Open);
+        assert_eq!(answers.0, vec![Ok(())]);
+        c.enqueue(req(), &t.bytes);
+        let (outcome, _) = run(&mut c, &t, vec![OK], false);
+        assert_eq!(outcome, ReadOutcome::Failed(ErrorKind::Malformed));
+    }
+
+    #[test]
+    fn eof_mid_body_leaves_request_in_flight() {
+        let t = template(BodyExpect::Any);
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let (outcome, answers) = run(&mut c, &t, vec![&OK[..OK.len() - 1]], true);
+        assert_eq!(outcome, ReadOutcome::Eof);
+        assert!(answers.0.is_empty());
+        assert_eq!(c.in_flight(), 1);
+        let mut sink = Answers::default();
+        c.fail_all(ErrorKind::ClosedEarly, 0, &mut sink);
+        assert_eq!(sink.0, vec![Err(ErrorKind::ClosedEarly)]);
+        assert_eq!(c.in_flight(), 0);
+    }
+
+    #[test]
+    fn body_until_close_ends_at_eof() {
+        let t = template(BodyExpect::Exact(b"OK".to_vec()));
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let resp = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nOK";
+        let (outcome, answers) = run(&mut c, &t, vec![resp], true);
+        assert_eq!(outcome, ReadOutcome::Eof);
+        assert_eq!(answers.0, vec![Ok(())]);
+    }
+
+    #[test]
+    fn interim_answers_are_skipped_and_close_is_noted() {
+        let t = template(BodyExpect::Any);
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let resp = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+        let (_, answers) = run(&mut c, &t, vec![resp], false);
+        assert_eq!(answers.0, vec![Ok(())]);
+        assert!(c.closing());
+    }
+
+    #[test]
+    fn partial_writes_resume() {
+        struct Tiny(Vec<u8>, usize);
+        impl Write for Tiny {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if self.1 == 0 {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                self.1 -= 1;
+                let n = buf.len().min(3);
+                self.0.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut c = Conn::new(1);
+        c.enqueue(req(), b"0123456789");
+        let mut w = Tiny(Vec::new(), 2);
+        assert_eq!(c.flush(&mut w), Ok(6));
+        assert!(c.has_output());
+        w.1 = 10;
+        assert_eq!(c.flush(&mut w), Ok(4));
+        assert!(!c.has_output());
+        assert_eq!(w.0, b"0123456789");
+    }
+}

@@ -1,0 +1,44 @@
+//! The netbench load engine: turns a resolved [`LoadPlan`] into a [`LoadResult`].
+//!
+//! One event loop per worker thread, connections split across workers, nothing
+//! shared on the hot path. The engine never prints and never touches files; the
+//! caller formats the result and may watch [`Progress`] or cancel through
+//! [`RunControl`].
+
+mod check;
+mod clock;
+mod conn;
+mod cpu;
+mod error;
+mod histogram;
+mod limits;
+mod net;
+mod pacing;
+mod parse;
+mod plan;
+mod request;
+mod result;
+mod run;
+mod stats;
+mod target;
+mod verdict;
+mod worker;
+
+pub use check::{content_type_matches, BodyExpect, Expect, StatusExpect};
+pub use error::{EngineError, ErrorCounts, ErrorKind};
+pub use limits::{raise_fd_limit, FdLimit};
+pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
+pub use plan::{LoadPlan, Pacing, RequestTemplate, Stop};
+pub use request::{build_request, RequestParts};
+pub use result::{LatencySummary, LoadResult, RateSummary, WorkerReport};
+pub use run::{run, Progress, ProgressSnapshot, RunControl};
+pub use target::{parse_url, Host, TargetError, Url};
+pub use verdict::Verdict;
+
+/// Worker threads to use when the caller does not say: the CPUs this process
+/// may run on (its affinity mask and cgroup quota), at least one.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}

@@ -1,0 +1,104 @@
+//! The outcome of a run as plain data: counts, latency summaries, the client's
+//! own cost and the verdict on whether it was the bottleneck.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ErrorCounts;
+use crate::verdict::Verdict;
+
+/// Percentiles of a latency histogram, in nanoseconds. All zero when nothing
+/// was recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min_ns: f64,
+    pub mean_ns: f64,
+    pub stdev_ns: f64,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub p999_ns: f64,
+    pub p9999_ns: f64,
+    pub max_ns: f64,
+}
+
+/// One worker thread's share and cost.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerReport {
+    pub connections: usize,
+    pub requests: u64,
+    pub errors: u64,
+    /// Thread CPU time (user + system) during the measured phase.
+    pub cpu_s: f64,
+    /// The measured phase as this worker saw it.
+    pub wall_s: f64,
+    /// Share of the measured phase spent outside epoll_wait: near 1.0 means
+    /// the loop never waited for the network, so the client set the pace.
+    pub loop_busy: f64,
+}
+
+/// Open-loop rate achieved against the target.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateSummary {
+    pub target_per_s: f64,
+    /// Attempts (answers plus failures) per second of the measured phase.
+    pub achieved_per_s: f64,
+    pub ratio: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadResult {
+    /// Ended early by a cancel (Ctrl-C): the numbers cover the time run.
+    pub interrupted: bool,
+    /// Answers that passed every check during the measured phase.
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    /// Length of the measured phase.
+    pub duration_s: f64,
+    /// Good answers per second of the measured phase.
+    pub rps: f64,
+    pub latency: LatencySummary,
+    /// Connection set-up times during the measured phase.
+    pub connect: LatencySummary,
+    pub connects: u64,
+    /// Bytes over the whole run, warm-up included.
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub workers: Vec<WorkerReport>,
+    /// Sum of the workers' CPU time during the measured phase.
+    pub client_cpu_s: f64,
+    /// CPU time of the whole process over the whole run (set-up, warm-up and
+    /// the calling thread included).
+    pub process_cpu_s: f64,
+    pub configured_connections: usize,
+    /// Little's law: time-average number of requests (and connects) in flight.
+    pub achieved_concurrency: f64,
+    pub rate: Option<RateSummary>,
+    pub verdict: Verdict,
+    /// The merged latency histogram, for stores that keep raw data.
+    #[serde(skip)]
+    pub latency_histogram: Option<Histogram<u64>>,
+}
+
+impl LoadResult {
+    pub fn attempts(&self) -> u64 {
+        self.requests + self.errors.total()
+    }
+
+    /// Failed attempts as a share of all attempts; 0 when there were none.
+    pub fn error_rate(&self) -> f64 {
+        match self.attempts() {
+            0 => 0.0,
+            n => self.errors.total() as f64 / n as f64,
+        }
+    }
+
+    /// Client CPU per good answer, in microseconds.
+    pub fn cpu_us_per_request(&self) -> f64 {
+        match self.requests {
+            0 => 0.0,
+            n => self.client_cpu_s * 1e6 / n as f64,
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Running a plan: splits it over worker threads, starts them together, merges
+//! their outcomes once at the end. Also the caller's handles on a run in
+//! progress: a cancel flag and progress counters.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::clock::Clock;
+use crate::cpu::process_cpu;
+use crate::error::{EngineError, ErrorCounts};
+use crate::histogram::LatencyHistogram;
+use crate::limits::raise_fd_limit;
+use crate::pacing::Pacer;
+use crate::plan::{LoadPlan, Pacing, Stop};
+use crate::result::{LoadResult, RateSummary, WorkerReport};
+use crate::verdict::judge;
+use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
+
+/// Counters one worker publishes a few times a second.
+#[derive(Debug, Default)]
+pub struct WorkerProgress {
+    pub(crate) requests: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    pub(crate) measuring: AtomicBool,
+}
+
+/// Progress of a run, readable from any thread while it runs.
+#[derive(Debug)]
+pub struct Progress {
+    workers: Vec<WorkerProgress>,
+    started: std::sync::OnceLock<Instant>,
+}
+
+/// A reading of [`Progress`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProgressSnapshot {
+    /// Since the run started (warm-up included).
+    pub elapsed: Duration,
+    /// False during warm-up.
+    pub measuring: bool,
+    pub requests: u64,
+    pub errors: u64,
+}
+
+impl Progress {
+    pub fn snapshot(&self) -> ProgressSnapshot {
+        let mut s = ProgressSnapshot {
+            elapsed: self.started.get().map_or(Duration::ZERO, |t| t.elapsed()),
+            measuring: !self.workers.is_empty(),
+            requests: 0,
+            errors: 0,
+        };
+        for w in &self.workers {
+            s.requests += w.requests.load(Ordering::Relaxed);
+            s.errors += w.errors.load(Ordering::Relaxed);
+            s.measuring &= w.measuring.load(Ordering::Relaxed);
+        }
+        s
+    }
+}
+
+/// The caller's handles on a run: set `cancel` to end it early (the result is
+/// then marked interrupted), read `progress` to show how it goes.
+#[derive(Debug, Clone)]
+pub struct RunControl {
+    pub cancel: Arc<AtomicBool>,
+    pub progress: Arc<Progress>,
+}
+
+impl RunControl {
+    pub fn new(plan: &LoadPlan) -> Self {
+        RunControl {
+            cancel: Arc::new(AtomicBool::new(false)),
+            progress: Arc::new(Progress {
+                workers: (0..plan.workers)
+                    .map(|_| WorkerProgress::default())
+                    .collect(),
+                started: std::sync::OnceLock::new(),
+            }),
+        }
+    }
+}
+
+fn validate(plan: &LoadPlan, control: &RunControl) -> Result<(), EngineError> {
+    let fail = |why| Err(EngineError::InvalidPlan(why));
+    if plan.connections == 0 {
+        return fail("at least one connection is needed");
+    }
+    if plan.workers == 0 || plan.workers > plan.connections {
+        return fail("workers must be between 1 and the number of connections");
+    }
+    if plan.requests.is_empty() {
+        return fail("at least one request is needed");
+    }
+    if plan.requests.len() > u32::MAX as usize {
+        return fail("too many distinct requests");
+    }
+    if plan.pipeline == 0 {
+        return fail("pipeline depth must be at least 1");
+    }
+    if plan.pipeline > 1 && (!plan.keepalive || matches!(plan.pacing, Pacing::Open { .. })) {
+        return fail("pipelining needs keep-alive and a closed loop");
+    }
+    if let Pacing::Open { per_second } = plan.pacing {
+        if !(per_second.is_finite() && per_second > 0.0) {
+            return fail("the rate must be a positive number");
+        }
+    }
+    if plan.timeout.is_zero() {
+        return fail("the timeout must be above zero");
+    }
+    if control.progress.workers.len() != plan.workers {
+        return fail("the RunControl was made for another plan");
+    }
+    Ok(())
+}
+
+/// Splits `total` in proportion to `weights` (which sum to `of`), exactly.
+fn split(total: u64, weights: &[usize], of: usize) -> Vec<u64> {
+    let mut shares: Vec<u64> = weights
+        .iter()
+        .map(|&w| (total as u128 * w as u128 / of as u128) as u64)
+        .collect();
+    let mut left = total - shares.iter().sum::<u64>();
+    for s in shares.iter_mut() {
+        if left == 0 {
+            break;
+        }
+        *s += 1;
+        left -= 1;
+    }
+    shares
+}
+
+/// Runs the plan to the end (or until cancelled) and returns its result.
+pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineError> {
+    validate(plan, control)?;
+    raise_fd_limit(plan.connections)?;
+
+    let w = plan.workers;
+    let conns: Vec<usize> = (0..w)
+        .map(|i| plan.connections / w + usize::from(i < plan.connections % w))
+        .collect();
+    let budgets: Vec<Option<u64>> = match plan.stop {
+        Stop::Count(n) => split(n, &conns, plan.connections)
+            .into_iter()
+            .map(Some)
+            .collect(),
+        Stop::After(_) => vec![None; w],
+    };
+
+    let cpu_before = process_cpu();
+    let start = Instant::now();
+    let _ = control.progress.started.set(start);
+    let clock = Clock::new(start);
+    let outcomes: Vec<Result<WorkerOutcome, EngineError>> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(w);
+        for i in 0..w {
+            let pacer = match plan.pacing {
+                Pacing::Closed => Pacer::Closed,
+                // Each worker paces its share; offsets interleave their
+                // schedules instead of sending in lockstep.
+                Pacing::Open { per_second } => {
+                    let share = per_second * conns[i] as f64 / plan.connections as f64;
+                    Pacer::open(share, (i as f64 * 1e9 / per_second) as u64)
+                }
+            };
+            let setup = WorkerSetup {
+                connections: conns[i],
+                budget: budgets[i],
+                pacer,
+                first_template: i * plan.requests.len() / w,
+            };
+            let shared = Shared {
+                plan,
+                clock,
+                cancel: &control.cancel,
+                progress: &control.progress.workers[i],
+            };
+            let handle = std::thread::Builder::new()
+                .name(format!("netbench-worker-{i}"))
+                .spawn_scoped(scope, move || run_worker(setup, shared));
+            handles.push(handle);
+        }
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or(Err(EngineError::InvalidPlan("a worker thread panicked"))),
+                Err(e) => {
+                    // Let the workers that did start end quickly.
+                    control.cancel.store(true, Ordering::Relaxed);
+                    Err(EngineError::Spawn(e))
+                }
+            })
+            .collect()
+    });
+    let process_cpu_s = (process_cpu().saturating_sub(cpu_before)).as_secs_f64();
+    let outcomes = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Ok(merge(plan, outcomes, process_cpu_s))
+}
+
+fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> LoadResult {
+    let mut latency = LatencyHistogram::new();
+    let mut connect = LatencyHistogram::new();
+    let mut errors = ErrorCounts::default();
+    let (mut requests, mut connects, mut bytes_read, mut bytes_written) = (0, 0, 0, 0);
+    let mut workers = Vec::with_capacity(outcomes.len());
+    let mut interrupted = false;
+    let start = outcomes
+        .iter()
+        .map(|o| o.measure_start_ns)
+        .min()
+        .unwrap_or(0);
+    let end = outcomes.iter().map(|o| o.measure_end_ns).max().unwrap_or(0);
+    for o in &outcomes {
+        latency.merge(&o.stats.latency);
+        connect.merge(&o.stats.connect);
+        errors.merge(&o.stats.errors);
+        requests += o.stats.ok;
+        connects += o.connects;
+        bytes_read += o.stats.bytes_read;
+        bytes_written += o.stats.bytes_written;
+        interrupted |= o.interrupted;
+        let wall = o.measure_end_ns.saturating_sub(o.measure_start_ns) as f64 / 1e9;
+        workers.push(WorkerReport {
+            connections: o.connections,
+            requests: o.stats.ok,
+            errors: o.stats.errors.total(),
+            cpu_s: o.cpu.as_secs_f64(),
+            wall_s: wall,
+            loop_busy: if wall > 0.0 {
+                o.busy_ns as f64 / 1e9 / wall
+            } else {
+                0.0
+            },
+        });
+    }
+    let duration_s = end.saturating_sub(start) as f64 / 1e9;
+    let per_s = |n: u64| {
+        if duration_s > 0.0 {
+            n as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
+    let rps = per_s(requests);
+    // Little's law over answers and connection set-ups alike: both hold a
+    // connection busy.
+    let achieved_concurrency =
+        rps * latency.mean_ns() / 1e9 + per_s(connects) * connect.mean_ns() / 1e9;
+    let rate = match plan.pacing {
+        Pacing::Closed => None,
+        Pacing::Open { per_second } => {
+            let achieved = per_s(requests + errors.total());
+            Some(RateSummary {
+                target_per_s: per_second,
+                achieved_per_s: achieved,
+                ratio: achieved / per_second,
+            })
+        }
+    };
+    let verdict = judge(&workers, plan.connections, achieved_concurrency, rate);
+    LoadResult {
+        interrupted,
+        requests,
+        errors,
+        duration_s,
+        rps,
+        latency: latency.summary(),
+        connect: connect.summary(),
+        connects,
+        bytes_read,
+        bytes_written,
+        client_cpu_s: workers.iter().map(|w| w.cpu_s).sum(),
+        workers,
+        process_cpu_s,
+        configured_connections: plan.connections,
+        achieved_concurrency,
+        rate,
+        verdict,
+        latency_histogram: Some(latency.into_inner()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_exact_and_proportional() {
+        assert_eq!(split(100_000, &[5, 5], 10), vec![50_000, 50_000]);
+        assert_eq!(split(7, &[2, 1], 3), vec![5, 2]);
+        assert_eq!(split(1, &[1, 1, 1], 3), vec![1, 0, 0]);
+        let s = split(1_000_003, &[3334, 3333, 3333], 10_000);
+        assert_eq!(s.iter().sum::<u64>(), 1_000_003);
+    }
+}

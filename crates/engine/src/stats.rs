@@ -1,0 +1,56 @@
+//! What one worker records while it runs: answers, errors and latencies of the
+//! measured phase only. Owned by the worker, merged once at the end.
+
+use crate::conn::{AnswerSink, InFlight};
+use crate::error::{ErrorCounts, ErrorKind};
+use crate::histogram::LatencyHistogram;
+
+#[derive(Debug)]
+pub(crate) struct WorkerStats {
+    /// Answers that passed every check.
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    /// From intended send time to the last byte of a good answer.
+    pub latency: LatencyHistogram,
+    /// From `connect()` to the connection being usable.
+    pub connect: LatencyHistogram,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Measured requests sent and not yet answered or failed; a run with an
+    /// exact count is over when this reaches zero after the last send.
+    pub measured_inflight: u64,
+    /// When the last measured request ended (answer or failure).
+    pub last_answer_ns: u64,
+}
+
+impl WorkerStats {
+    pub(crate) fn new() -> Self {
+        WorkerStats {
+            ok: 0,
+            errors: ErrorCounts::default(),
+            latency: LatencyHistogram::new(),
+            connect: LatencyHistogram::new(),
+            bytes_read: 0,
+            bytes_written: 0,
+            measured_inflight: 0,
+            last_answer_ns: 0,
+        }
+    }
+}
+
+impl AnswerSink for WorkerStats {
+    fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64) {
+        if !req.measured {
+            return;
+        }
+        self.measured_inflight -= 1;
+        self.last_answer_ns = now;
+        match outcome {
+            Ok(()) => {
+                self.ok += 1;
+                self.latency.record(now.saturating_sub(req.intended_ns));
+            }
+            Err(kind) => self.errors.add(kind),
+        }
+    }
+}

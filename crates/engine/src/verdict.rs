@@ -1,0 +1,147 @@
+//! Whether the client was the bottleneck, decided from evidence that every
+//! result carries: how busy each worker's event loop was, what share of the
+//! connections were in flight, and for open loop how much of the target rate
+//! was reached.
+
+use serde::{Deserialize, Serialize};
+
+use crate::result::{RateSummary, WorkerReport};
+
+/// A loop busier than this never waited for the network, and a worker using
+/// this much of a core had no time to spare: either way the client set the pace.
+const SATURATED: f64 = 0.90;
+/// Closed loop keeps every connection busy; fewer in flight means the client
+/// was slow to send the next request.
+const MIN_IN_FLIGHT: f64 = 0.90;
+const MIN_RATE: f64 = 0.95;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub client_bound: bool,
+    /// The evidence, one short phrase each, the deciding ones first.
+    pub reasons: Vec<String>,
+    /// Highest worker CPU use as a share of one core.
+    pub busiest_cpu: f64,
+    /// Highest worker event-loop busy share.
+    pub busiest_loop: f64,
+    /// Achieved ÷ configured concurrency (closed loop only).
+    pub in_flight: Option<f64>,
+}
+
+pub(crate) fn judge(
+    workers: &[WorkerReport],
+    configured: usize,
+    achieved: f64,
+    rate: Option<RateSummary>,
+) -> Verdict {
+    let busiest_cpu = workers
+        .iter()
+        .filter(|w| w.wall_s > 0.0)
+        .map(|w| w.cpu_s / w.wall_s)
+        .fold(0.0, f64::max);
+    let busiest_loop = workers.iter().map(|w| w.loop_busy).fold(0.0, f64::max);
+    let in_flight = rate.is_none().then(|| achieved / configured.max(1) as f64);
+
+    let mut deciding = Vec::new();
+    let mut context = Vec::new();
+    let saturated = busiest_loop >= SATURATED || busiest_cpu >= SATURATED;
+    let loop_phrase = format!("event loop busy {:.0}%", busiest_loop * 100.0);
+    let cpu_phrase = format!("client CPU {:.0}% of 1 core", busiest_cpu * 100.0);
+    if saturated {
+        deciding.push(cpu_phrase);
+        deciding.push(loop_phrase);
+    } else {
+        context.push(cpu_phrase);
+        context.push(loop_phrase);
+    }
+    let mut starved = false;
+    if let Some(f) = in_flight {
+        let phrase = format!("{:.0}% of connections in flight", f * 100.0);
+        if f < MIN_IN_FLIGHT {
+            starved = true;
+            deciding.push(phrase);
+        } else {
+            context.push(phrase);
+        }
+    }
+    if let Some(r) = rate {
+        let phrase = format!("{:.0}% of the target rate", r.ratio * 100.0);
+        if r.ratio < MIN_RATE {
+            if saturated {
+                deciding.push(phrase);
+            } else {
+                context.push(format!("{phrase}: the server fell behind"));
+            }
+        } else {
+            context.push(phrase);
+        }
+    }
+    deciding.extend(context);
+    Verdict {
+        client_bound: saturated || starved,
+        reasons: deciding,
+        busiest_cpu,
+        busiest_loop,
+        in_flight,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn worker(cpu_s: f64, loop_busy: f64) -> WorkerReport {
+        WorkerReport {
+            connections: 10,
+            requests: 100,
+            errors: 0,
+            cpu_s,
+            wall_s: 1.0,
+            loop_busy,
+        }
+    }
+
+    #[test]
+    fn idle_client_with_full_pipeline_is_not_bound() {
+        let v = judge(&[worker(0.41, 0.45)], 100, 99.0, None);
+        assert!(!v.client_bound);
+        assert_eq!(v.reasons[0], "client CPU 41% of 1 core");
+        assert!(v
+            .reasons
+            .contains(&"99% of connections in flight".to_string()));
+    }
+
+    #[test]
+    fn a_saturated_loop_is_bound() {
+        let v = judge(&[worker(0.3, 0.5), worker(0.5, 0.98)], 100, 95.0, None);
+        assert!(v.client_bound);
+        assert_eq!(v.reasons[1], "event loop busy 98%");
+        assert!((v.busiest_cpu - 0.5).abs() < 1e-9);
+        // A core fully used is saturated even if epoll_wait took part of it.
+        let v = judge(&[worker(0.96, 0.85)], 100, 100.0, None);
+        assert!(v.client_bound);
+        assert_eq!(v.reasons[0], "client CPU 96% of 1 core");
+    }
+
+    #[test]
+    fn half_the_connections_idle_is_bound() {
+        let v = judge(&[worker(0.6, 0.7)], 10_000, 4_900.0, None);
+        assert!(v.client_bound);
+        assert_eq!(v.reasons[0], "49% of connections in flight");
+    }
+
+    #[test]
+    fn open_loop_shortfall_blames_the_server_when_the_client_idles() {
+        let rate = RateSummary {
+            target_per_s: 1000.0,
+            achieved_per_s: 500.0,
+            ratio: 0.5,
+        };
+        let v = judge(&[worker(0.2, 0.2)], 100, 3.0, Some(rate));
+        assert!(!v.client_bound);
+        assert!(v.in_flight.is_none());
+        assert!(v.reasons.iter().any(|r| r.contains("server fell behind")));
+        let v = judge(&[worker(0.99, 0.99)], 100, 3.0, Some(rate));
+        assert!(v.client_bound);
+    }
+}

@@ -1,0 +1,614 @@
+//! One worker thread's event loop: its share of the connections, their
+//! sockets, the phases of the run, pacing, timeouts and reconnects. Everything
+//! here is owned by the thread; the only shared state is the cancel flag read
+//! and the progress counters written a few times a second.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::clock::{ns, Clock};
+use crate::conn::{Conn, InFlight, ReadOutcome};
+use crate::cpu::thread_cpu;
+use crate::error::{EngineError, ErrorKind};
+use crate::net::{self, Timer};
+use crate::pacing::Pacer;
+use crate::plan::{LoadPlan, Stop};
+use crate::run::WorkerProgress;
+use crate::stats::WorkerStats;
+
+const TIMER: Token = Token(usize::MAX);
+/// Shared by every connection of the worker: one buffer, not one per socket.
+const READ_BUF: usize = 64 * 1024;
+/// Wait before reconnecting after a failed connect, so a refusing server
+/// costs a bounded number of attempts rather than a busy loop.
+const CONNECT_BACKOFF_NS: u64 = 10_000_000;
+/// How often requests are checked against the timeout.
+const TIMEOUT_SCAN_NS: u64 = 50_000_000;
+const PUBLISH_NS: u64 = 100_000_000;
+/// The longest the loop sleeps without looking at the clock and cancel flag.
+const MAX_SLEEP_NS: u64 = 50_000_000;
+
+/// The phases of a run, in order. Only `Measure` sends measured requests;
+/// `Drain` waits for the last measured answers of an exact-count run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Warmup,
+    Measure,
+    Drain,
+    Done,
+}
+
+/// What a worker is given: its share of the plan.
+pub(crate) struct WorkerSetup {
+    pub connections: usize,
+    /// Measured attempts left, for an exact-count run.
+    pub budget: Option<u64>,
+    pub pacer: Pacer,
+    /// Where in the round-robin of request templates this worker starts.
+    pub first_template: usize,
+}
+
+/// What a worker hands back.
+pub(crate) struct WorkerOutcome {
+    pub stats: WorkerStats,
+    pub connections: usize,
+    /// Thread CPU time during the measured phase.
+    pub cpu: Duration,
+    /// Time the loop spent outside epoll_wait during the measured phase.
+    pub busy_ns: u64,
+    pub measure_start_ns: u64,
+    pub measure_end_ns: u64,
+    /// Connections made during the measured phase.
+    pub connects: u64,
+    pub interrupted: bool,
+}
+
+pub(crate) struct Shared<'a> {
+    pub plan: &'a LoadPlan,
+    pub clock: Clock,
+    pub cancel: &'a AtomicBool,
+    pub progress: &'a WorkerProgress,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Link {
+    Down,
+    Connecting { since: u64 },
+    Up,
+}
+
+struct Slot {
+    conn: Conn,
+    sock: Option<TcpStream>,
+    link: Link,
+    /// Requests sent on the current socket (no-keep-alive sends one).
+    served: u32,
+    /// In the open-loop idle list (which may hold stale entries).
+    idle_listed: bool,
+}
+
+struct Worker<'a> {
+    shared: Shared<'a>,
+    poll: Poll,
+    slots: Vec<Slot>,
+    scratch: Box<[u8]>,
+    stats: WorkerStats,
+    pacer: Pacer,
+    timer: Option<Timer>,
+    phase: Phase,
+    budget: Option<u64>,
+    next_template: usize,
+    /// Open loop: connected slots with nothing in flight, ready for the next
+    /// scheduled request.
+    idle: Vec<usize>,
+    /// Slots waiting to reconnect, with the time they may.
+    retry: Vec<(u64, usize)>,
+    warmup_end: u64,
+    measure_end: Option<u64>,
+    measure_start: u64,
+    measure_stop: u64,
+    cpu_at_measure: Duration,
+    cpu: Duration,
+    idle_ns: u64,
+    connects: u64,
+    next_scan: u64,
+    next_publish: u64,
+    interrupted: bool,
+}
+
+pub(crate) fn run_worker(
+    setup: WorkerSetup,
+    shared: Shared<'_>,
+) -> Result<WorkerOutcome, EngineError> {
+    let mut worker = Worker::new(setup, shared)?;
+    worker.run();
+    Ok(worker.into_outcome())
+}
+
+impl<'a> Worker<'a> {
+    fn new(setup: WorkerSetup, shared: Shared<'a>) -> Result<Self, EngineError> {
+        let plan = shared.plan;
+        let poll = Poll::new().map_err(EngineError::EventLoop)?;
+        let timer = if setup.pacer.is_open() {
+            let timer = Timer::new().map_err(EngineError::EventLoop)?;
+            poll.registry()
+                .register(&mut SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
+                .map_err(EngineError::EventLoop)?;
+            Some(timer)
+        } else {
+            None
+        };
+        let slots = (0..setup.connections)
+            .map(|_| Slot {
+                conn: Conn::new(plan.pipeline),
+                sock: None,
+                link: Link::Down,
+                served: 0,
+                idle_listed: false,
+            })
+            .collect();
+        let warmup_end = ns(plan.warmup);
+        let measure_end = match plan.stop {
+            Stop::After(d) => Some(warmup_end + ns(d)),
+            Stop::Count(_) => None,
+        };
+        Ok(Worker {
+            poll,
+            slots,
+            scratch: vec![0u8; READ_BUF].into_boxed_slice(),
+            stats: WorkerStats::new(),
+            pacer: setup.pacer,
+            timer,
+            phase: Phase::Warmup,
+            budget: setup.budget,
+            next_template: setup.first_template % plan.requests.len(),
+            idle: Vec::new(),
+            retry: Vec::new(),
+            warmup_end,
+            measure_end,
+            measure_start: 0,
+            measure_stop: 0,
+            cpu_at_measure: Duration::ZERO,
+            cpu: Duration::ZERO,
+            idle_ns: 0,
+            connects: 0,
+            next_scan: 0,
+            next_publish: 0,
+            interrupted: false,
+            shared,
+        })
+    }
+
+    fn run(&mut self) {
+        let mut events = Events::with_capacity(1024);
+        let now = self.shared.clock.now();
+        self.advance(now);
+        for i in 0..self.slots.len() {
+            self.open(i, now);
+        }
+        while self.phase != Phase::Done {
+            let now = self.shared.clock.now();
+            self.advance(now);
+            if self.phase == Phase::Done {
+                break;
+            }
+            self.reconnect_due(now);
+            if now >= self.next_scan {
+                self.scan_timeouts(now);
+                self.next_scan = now + TIMEOUT_SCAN_NS;
+            }
+            if self.pacer.is_open() {
+                self.dispatch_open(now);
+            }
+            if now >= self.next_publish {
+                self.publish();
+                self.next_publish = now + PUBLISH_NS;
+            }
+            let sleep = self.sleep_for(now);
+            let before = self.shared.clock.now();
+            let polled = self.poll.poll(&mut events, Some(sleep));
+            let after = self.shared.clock.now();
+            if matches!(self.phase, Phase::Measure | Phase::Drain) {
+                self.idle_ns += after - before;
+            }
+            if let Err(e) = polled {
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                // epoll itself failing leaves nothing to measure with.
+                self.interrupted = true;
+                self.end(after);
+                break;
+            }
+            for event in events.iter() {
+                self.on_event(event);
+            }
+            if self.phase == Phase::Drain && self.stats.measured_inflight == 0 {
+                let end = self.stats.last_answer_ns.max(self.measure_start);
+                self.end(end);
+            }
+        }
+        self.publish();
+    }
+
+    fn on_event(&mut self, event: &mio::event::Event) {
+        if event.token() == TIMER {
+            if let Some(t) = self.timer.as_mut() {
+                t.fired();
+            }
+            return;
+        }
+        let i = event.token().0;
+        match self.slots[i].link {
+            Link::Down => {}
+            Link::Connecting { since } => {
+                if event.is_writable()
+                    || event.is_error()
+                    || event.is_read_closed()
+                    || event.is_write_closed()
+                {
+                    self.on_connect(i, since);
+                }
+            }
+            Link::Up => {
+                if event.is_writable() && self.slots[i].conn.has_output() {
+                    self.flush(i);
+                }
+                if matches!(self.slots[i].link, Link::Up)
+                    && (event.is_readable() || event.is_read_closed() || event.is_error())
+                {
+                    self.on_read(i, event.is_read_closed() || event.is_error());
+                }
+            }
+        }
+    }
+
+    /// Moves through the phases on time; a cancel ends the run at once.
+    fn advance(&mut self, now: u64) {
+        if self.shared.cancel.load(Ordering::Relaxed) {
+            self.interrupted = true;
+            self.end(now);
+            return;
+        }
+        match self.phase {
+            Phase::Warmup if now >= self.warmup_end => self.enter_measure(now),
+            Phase::Measure => {
+                if let Some(end) = self.measure_end {
+                    if now >= end {
+                        self.end(end);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn enter_measure(&mut self, now: u64) {
+        self.phase = Phase::Measure;
+        self.measure_start = now;
+        self.cpu_at_measure = thread_cpu();
+        self.idle_ns = 0;
+        if self.budget == Some(0) {
+            self.phase = Phase::Drain;
+        }
+    }
+
+    fn end(&mut self, at: u64) {
+        if matches!(self.phase, Phase::Measure | Phase::Drain) {
+            self.cpu = thread_cpu().saturating_sub(self.cpu_at_measure);
+            self.measure_stop = at.max(self.measure_start);
+        }
+        self.phase = Phase::Done;
+    }
+
+    fn may_send(&self) -> bool {
+        matches!(self.phase, Phase::Warmup | Phase::Measure)
+    }
+
+    fn sleep_for(&self, now: u64) -> Duration {
+        let mut until = now + MAX_SLEEP_NS;
+        match self.phase {
+            Phase::Warmup => until = until.min(self.warmup_end),
+            Phase::Measure => {
+                if let Some(end) = self.measure_end {
+                    until = until.min(end);
+                }
+            }
+            _ => {}
+        }
+        until = until.min(self.next_scan).min(self.next_publish);
+        if let Some(&(at, _)) = self.retry.iter().min_by_key(|(at, _)| *at) {
+            until = until.min(at);
+        }
+        Duration::from_nanos(until.saturating_sub(now))
+    }
+
+    /// Starts a connection for slot `i`, unless nothing more will be sent.
+    fn open(&mut self, i: usize, now: u64) {
+        if !self.may_send() {
+            return;
+        }
+        let registered = net::connect(self.shared.plan.addr).and_then(|mut sock| {
+            self.poll.registry().register(
+                &mut sock,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+            Ok(sock)
+        });
+        match registered {
+            Ok(sock) => {
+                let slot = &mut self.slots[i];
+                slot.sock = Some(sock);
+                slot.link = Link::Connecting { since: now };
+                slot.served = 0;
+            }
+            Err(_) => self.connect_failed(i, now),
+        }
+    }
+
+    fn on_connect(&mut self, i: usize, since: u64) {
+        let now = self.shared.clock.now();
+        let Some(sock) = self.slots[i].sock.as_ref() else {
+            return;
+        };
+        match sock.take_error() {
+            Ok(None) => {}
+            _ => return self.connect_failed(i, now),
+        }
+        match sock.peer_addr() {
+            Ok(_) => {}
+            // Woken before the handshake finished; wait for the next event.
+            Err(e) if e.kind() == std::io::ErrorKind::NotConnected => return,
+            Err(_) => return self.connect_failed(i, now),
+        }
+        self.slots[i].link = Link::Up;
+        if self.phase == Phase::Measure {
+            self.stats.connect.record(now - since);
+            self.connects += 1;
+        }
+        self.ready_for_more(i, now);
+    }
+
+    /// A connect failed or timed out: counted as one failed attempt of the
+    /// measured phase, then retried after a short back-off.
+    fn connect_failed(&mut self, i: usize, now: u64) {
+        if self.phase == Phase::Measure {
+            self.stats.errors.add(ErrorKind::Connect);
+            self.stats.last_answer_ns = now;
+            self.spend_budget();
+        }
+        self.close(i);
+        self.retry.push((now + CONNECT_BACKOFF_NS, i));
+    }
+
+    fn reconnect_due(&mut self, now: u64) {
+        if self.retry.is_empty() {
+            return;
+        }
+        let mut k = 0;
+        while k < self.retry.len() {
+            if self.retry[k].0 <= now {
+                let (_, i) = self.retry.swap_remove(k);
+                self.open(i, now);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    fn close(&mut self, i: usize) {
+        let slot = &mut self.slots[i];
+        // Dropping the socket closes it, which also removes it from epoll.
+        slot.sock = None;
+        slot.link = Link::Down;
+        slot.conn.reset();
+    }
+
+    /// Fails what is in flight on slot `i` and starts over on a new socket.
+    fn fail(&mut self, i: usize, kind: ErrorKind, now: u64) {
+        self.slots[i].conn.fail_all(kind, now, &mut self.stats);
+        self.close(i);
+        self.open(i, now);
+    }
+
+    fn flush(&mut self, i: usize) {
+        let slot = &mut self.slots[i];
+        let Some(sock) = slot.sock.as_mut() else {
+            return;
+        };
+        match slot.conn.flush(sock) {
+            Ok(n) => self.stats.bytes_written += n,
+            Err(kind) => {
+                let now = self.shared.clock.now();
+                self.fail(i, kind, now);
+            }
+        }
+    }
+
+    fn on_read(&mut self, i: usize, peer_closed: bool) {
+        let now = self.shared.clock.now();
+        let slot = &mut self.slots[i];
+        let Some(sock) = slot.sock.as_mut() else {
+            return;
+        };
+        let mut read = 0;
+        let outcome = slot.conn.on_readable(
+            sock,
+            peer_closed,
+            &mut self.scratch,
+            &self.shared.plan.requests,
+            now,
+            &mut self.stats,
+            &mut read,
+        );
+        self.stats.bytes_read += read;
+        match outcome {
+            ReadOutcome::Open => self.ready_for_more(i, now),
+            ReadOutcome::Eof if self.slots[i].conn.in_flight() > 0 => {
+                self.fail(i, ErrorKind::ClosedEarly, now)
+            }
+            ReadOutcome::Eof => {
+                self.close(i);
+                self.open(i, now);
+            }
+            ReadOutcome::Failed(kind) => self.fail(i, kind, now),
+        }
+    }
+
+    /// Slot `i` may take more work: send the next request(s), or wait in the
+    /// idle list for the schedule, or make a new connection.
+    fn ready_for_more(&mut self, i: usize, now: u64) {
+        let keepalive = self.shared.plan.keepalive;
+        let slot = &self.slots[i];
+        if !matches!(slot.link, Link::Up) || slot.conn.in_flight() > 0 {
+            return;
+        }
+        if slot.conn.closing() || (!keepalive && slot.served > 0) {
+            self.close(i);
+            self.open(i, now);
+            return;
+        }
+        if !self.may_send() {
+            return;
+        }
+        if self.pacer.is_open() {
+            match self.pacer.due(now) {
+                Some(intended) => {
+                    self.send(i, intended, now);
+                    self.flush(i);
+                }
+                None if !self.slots[i].idle_listed => {
+                    self.slots[i].idle_listed = true;
+                    self.idle.push(i);
+                }
+                None => {}
+            }
+            return;
+        }
+        // Closed loop: refill a whole pipeline batch once all answers are in.
+        let batch = if keepalive {
+            self.shared.plan.pipeline
+        } else {
+            1
+        };
+        for _ in 0..batch {
+            if !self.may_send() {
+                break;
+            }
+            self.send(i, now, now);
+        }
+        self.flush(i);
+    }
+
+    /// Open loop: hands every due request to an idle connection. Requests due
+    /// while none is idle wait, keeping their intended time.
+    fn dispatch_open(&mut self, now: u64) {
+        while self.may_send() {
+            let Some(intended) = self.pacer.due(now) else {
+                break;
+            };
+            let Some(i) = self.pop_idle() else {
+                return;
+            };
+            self.send(i, intended, now);
+            self.flush(i);
+        }
+        if self.may_send() && !self.idle.is_empty() {
+            let at = self.pacer.next_at();
+            if let Some(t) = self.timer.as_mut() {
+                t.arm(at, now);
+            }
+        }
+    }
+
+    fn pop_idle(&mut self) -> Option<usize> {
+        while let Some(i) = self.idle.pop() {
+            let slot = &mut self.slots[i];
+            slot.idle_listed = false;
+            if matches!(slot.link, Link::Up) && slot.conn.in_flight() == 0 && !slot.conn.closing() {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn send(&mut self, i: usize, intended: u64, now: u64) {
+        let plan = self.shared.plan;
+        let t = self.next_template;
+        self.next_template = if t + 1 == plan.requests.len() {
+            0
+        } else {
+            t + 1
+        };
+        let measured = self.phase == Phase::Measure;
+        if measured {
+            self.stats.measured_inflight += 1;
+            self.spend_budget();
+        }
+        self.pacer.take();
+        let req = InFlight {
+            template: t as u32,
+            intended_ns: intended,
+            sent_ns: now,
+            measured,
+        };
+        let slot = &mut self.slots[i];
+        slot.conn.enqueue(req, &plan.requests[t].bytes);
+        slot.served += 1;
+    }
+
+    fn spend_budget(&mut self) {
+        if let Some(left) = self.budget.as_mut() {
+            *left = left.saturating_sub(1);
+            if *left == 0 && self.phase == Phase::Measure {
+                self.phase = Phase::Drain;
+            }
+        }
+    }
+
+    fn scan_timeouts(&mut self, now: u64) {
+        let timeout = ns(self.shared.plan.timeout);
+        for i in 0..self.slots.len() {
+            match self.slots[i].link {
+                Link::Connecting { since } if now.saturating_sub(since) > timeout => {
+                    self.connect_failed(i, now)
+                }
+                Link::Up => {
+                    if let Some(sent) = self.slots[i].conn.oldest_sent() {
+                        if now.saturating_sub(sent) > timeout {
+                            self.fail(i, ErrorKind::Timeout, now);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn publish(&self) {
+        let p = self.shared.progress;
+        p.requests.store(self.stats.ok, Ordering::Relaxed);
+        p.errors.store(self.stats.errors.total(), Ordering::Relaxed);
+        p.measuring
+            .store(self.phase != Phase::Warmup, Ordering::Relaxed);
+    }
+
+    fn into_outcome(self) -> WorkerOutcome {
+        let wall = self.measure_stop.saturating_sub(self.measure_start);
+        WorkerOutcome {
+            connections: self.slots.len(),
+            cpu: self.cpu,
+            busy_ns: wall.saturating_sub(self.idle_ns),
+            measure_start_ns: self.measure_start,
+            measure_end_ns: self.measure_stop,
+            connects: self.connects,
+            interrupted: self.interrupted,
+            stats: self.stats,
+        }
+    }
+}

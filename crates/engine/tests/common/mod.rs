@@ -1,0 +1,53 @@
+//! Plans for the engine's integration tests.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use netbench_engine::*;
+
+/// A GET expecting 200 text/plain `OK`.
+pub fn ok_request(keepalive: bool) -> RequestTemplate {
+    let url = parse_url("http://127.0.0.1/").unwrap();
+    RequestTemplate {
+        bytes: build_request(&RequestParts {
+            method: "GET",
+            url: &url,
+            headers: &[],
+            body: b"",
+            keepalive,
+        }),
+        is_head: false,
+        expect: Expect {
+            status: StatusExpect::Success,
+            content_type: Some("text/plain".into()),
+            body: BodyExpect::Exact(b"OK".to_vec()),
+        },
+    }
+}
+
+/// A closed-loop plan for an exact count.
+pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) -> LoadPlan {
+    LoadPlan {
+        addr,
+        connections,
+        workers,
+        stop: Stop::Count(n),
+        pacing: Pacing::Closed,
+        warmup: Duration::ZERO,
+        timeout: Duration::from_secs(5),
+        keepalive: true,
+        pipeline: 1,
+        requests: vec![ok_request(true)],
+    }
+}
+
+pub fn run_plan(plan: &LoadPlan) -> LoadResult {
+    netbench_engine::run(plan, &RunControl::new(plan)).expect("run starts")
+}
+
+/// Every error kind other than `kind` is zero.
+pub fn only_errors_of(r: &LoadResult, kind: ErrorKind) -> bool {
+    r.errors.iter().all(|(k, n)| k == kind || n == 0)
+}

@@ -1,0 +1,168 @@
+//! Stage one of argument handling: what the user typed, parsed and range
+//! checked by clap, with no system calls. `load::plan` turns it into a plan.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::durations::parse_duration;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    the run completed and its error rate was within --max-error-rate
+  1    the run completed but its error rate was above --max-error-rate
+  2    bad usage, or a failure that stopped the run (nothing measured)
+  130  interrupted by Ctrl-C or SIGTERM (the partial result is still printed)";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "netbench",
+    version,
+    about = "Benchmarks network servers fairly, with numbers that carry their own evidence",
+    after_help = EXIT_CODES
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Generate HTTP/1.1 load against one URL and report throughput, latency
+    /// percentiles, errors by kind, and whether the client was the bottleneck.
+    #[command(after_help = LOAD_HELP)]
+    Load(Box<LoadArgs>),
+}
+
+const LOAD_HELP: &str = "\
+Load models:
+  closed loop, timed       -d 10s             (the default)
+  closed loop, exact count -n 100000          spread over the connections; every
+                                              attempt ends as an answer or an error
+  open loop                -R 20000 [-d|-n]   latency counts from each request's
+                                              intended send time (no coordinated omission)
+
+Every answer is checked (status, and optionally Content-Type and body); failures are
+counted by kind: connect, read, write, timeout, status, content_type, body, malformed,
+closed_early. Each result ends with a verdict line saying whether the client was the
+bottleneck, with its evidence (client CPU, event-loop busy share, connections in flight
+or the share of the target rate reached).
+
+Body pool (--body-pool FILE): one JSON object per line, sent round-robin, each with its
+own expected answer. Keys: \"body\" (text) or \"body_json\" (any JSON, sent compact, with
+Content-Type: application/json unless -H sets one); optional \"expect_status\",
+\"expect_content_type\", and \"expect_body\" (text) or \"expect_json\" (JSON-equal).
+Options given on the command line apply to lines that do not set their own.
+
+Exit codes:
+  0    the run completed and its error rate was within --max-error-rate
+  1    the run completed but its error rate was above --max-error-rate
+  2    bad usage, or a failure that stopped the run (nothing measured)
+  130  interrupted by Ctrl-C or SIGTERM (the partial result is still printed)
+
+Examples:
+  netbench load -c 100 -d 10s http://127.0.0.1:8080/blank
+  netbench load -c 1000 -n 100000 --expect-body OK http://127.0.0.1:8080/
+  netbench load -R 20000 -c 200 -d 30s --warmup 5s --json http://[::1]:8080/";
+
+#[derive(Debug, Args)]
+pub(crate) struct LoadArgs {
+    /// The target: http://host[:port]/path?query. IPv6 literals go in brackets;
+    /// a host name is resolved once, before the run.
+    pub url: String,
+
+    /// Connections to keep open (each carries one request at a time unless
+    /// --pipeline is set).
+    #[arg(short = 'c', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: u32,
+
+    /// Worker threads, each with its own event loop. Default: the CPUs this
+    /// process may run on (its affinity mask), at most one per connection.
+    #[arg(short = 't', long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
+
+    /// Measure for this long (10s, 500ms, 2m). Default 10s unless -n is given.
+    #[arg(short = 'd', long, value_parser = parse_duration, conflicts_with = "requests")]
+    pub duration: Option<Duration>,
+
+    /// Measure exactly this many requests, spread over the connections.
+    #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub requests: Option<u64>,
+
+    /// Open loop: send this many requests per second in total, on schedule,
+    /// whether or not earlier ones were answered.
+    #[arg(short = 'R', long)]
+    pub rate: Option<f64>,
+
+    /// Run this long before measuring; its numbers are dropped.
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    pub warmup: Duration,
+
+    /// A request (or connect) not done within this time fails as a timeout.
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub timeout: Duration,
+
+    /// Open a new connection for every request (sends Connection: close);
+    /// connect time is reported separately.
+    #[arg(long)]
+    pub no_keepalive: bool,
+
+    /// Write this many requests back to back on a connection before reading
+    /// the answers (HTTP/1.1 pipelining). Closed loop with keep-alive only.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub pipeline: u32,
+
+    /// HTTP method. Default: GET, or POST when a body is given.
+    #[arg(short = 'm', long)]
+    pub method: Option<String>,
+
+    /// A request header, 'Name: value'; repeat for several.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+
+    /// The request body, as given.
+    #[arg(long, conflicts_with_all = ["body_file", "body_pool"])]
+    pub body: Option<String>,
+
+    /// Read the request body from this file.
+    #[arg(long, conflicts_with = "body_pool")]
+    pub body_file: Option<PathBuf>,
+
+    /// Send the bodies of this JSON-lines file round-robin, each checked
+    /// against its own expected answer (see below).
+    #[arg(long)]
+    pub body_pool: Option<PathBuf>,
+
+    /// The status every answer must have: a code such as 200, or 2xx.
+    #[arg(long, default_value = "2xx")]
+    pub expect_status: String,
+
+    /// The Content-Type every answer must have. Without parameters only the
+    /// media type is compared (text/plain accepts text/plain; charset=utf-8).
+    #[arg(long)]
+    pub expect_content_type: Option<String>,
+
+    /// Every answer's body must be exactly this text.
+    #[arg(long, conflicts_with = "expect_json")]
+    pub expect_body: Option<String>,
+
+    /// Every answer's body must be JSON equal to this document (key order and
+    /// number spelling do not matter).
+    #[arg(long)]
+    pub expect_json: Option<String>,
+
+    /// Exit with code 1 when failed attempts exceed this share of all
+    /// attempts (0.01 = 1%).
+    #[arg(long, default_value_t = 0.0)]
+    pub max_error_rate: f64,
+
+    /// Print the result as JSON (schema/load-result.v1.schema.json) instead of
+    /// text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No live progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long)]
+    pub quiet: bool,
+}

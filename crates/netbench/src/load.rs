@@ -1,0 +1,347 @@
+//! `netbench load`: stage two of argument handling (resolve and build the
+//! plan), then run the engine and hand the result to a reporter.
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use netbench_engine::{
+    build_request, default_workers, parse_url, BodyExpect, Expect, LoadPlan, Pacing, RequestParts,
+    RequestTemplate, RunControl, StatusExpect, Stop,
+};
+use netbench_report::{load_json, write_load_text, LoadContext};
+
+use crate::cli::LoadArgs;
+use crate::exit;
+use crate::pool::{read_pool, PoolEntry};
+use crate::progress::ProgressLine;
+
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// A validated plan plus what the report shows of the user's input.
+pub(crate) struct Resolved {
+    pub plan: LoadPlan,
+    pub url: String,
+    pub method: String,
+}
+
+pub(crate) fn run(args: LoadArgs) -> Result<u8> {
+    let resolved = resolve(&args)?;
+    let control = RunControl::new(&resolved.plan);
+    install_signal_handlers(&control)?;
+    let progress = (!args.quiet).then(|| ProgressLine::start(control.progress.clone()));
+    let result = netbench_engine::run(&resolved.plan, &control);
+    if let Some(p) = progress {
+        p.stop();
+    }
+    let result = result.context("the load run could not start")?;
+
+    let ctx = LoadContext {
+        url: &resolved.url,
+        method: &resolved.method,
+        plan: &resolved.plan,
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &load_json(&ctx, &result))?;
+        writeln!(out)?;
+    } else {
+        write_load_text(&mut out, &ctx, &result)?;
+    }
+    out.flush()?;
+
+    if result.interrupted {
+        return Ok(exit::INTERRUPTED);
+    }
+    if result.error_rate() > args.max_error_rate {
+        eprintln!(
+            "netbench: error rate {:.4} is above --max-error-rate {}",
+            result.error_rate(),
+            args.max_error_rate
+        );
+        return Ok(exit::TOO_MANY_ERRORS);
+    }
+    Ok(exit::OK)
+}
+
+/// The first Ctrl-C or SIGTERM ends the run early with a result; a second
+/// Ctrl-C exits at once.
+fn install_signal_handlers(control: &RunControl) -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::flag;
+    let cancel = Arc::clone(&control.cancel);
+    flag::register_conditional_shutdown(SIGINT, i32::from(exit::INTERRUPTED), Arc::clone(&cancel))
+        .context("installing the Ctrl-C handler")?;
+    flag::register(SIGINT, Arc::clone(&cancel)).context("installing the Ctrl-C handler")?;
+    flag::register(SIGTERM, cancel).context("installing the SIGTERM handler")?;
+    debug_assert!(!control.cancel.load(Ordering::Relaxed));
+    Ok(())
+}
+
+fn parse_status(s: &str) -> Result<StatusExpect> {
+    if s.eq_ignore_ascii_case("2xx") {
+        return Ok(StatusExpect::Success);
+    }
+    match s.parse::<u16>() {
+        Ok(code @ 100..=599) => Ok(StatusExpect::Exact(code)),
+        _ => bail!("--expect-status `{s}` is not a status code (100-599) or 2xx"),
+    }
+}
+
+fn parse_header(h: &str) -> Result<(String, String)> {
+    let Some((name, value)) = h.split_once(':') else {
+        bail!("header `{h}` has no colon; write it as 'Name: value'");
+    };
+    let name = name.trim();
+    let valid_name = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
+    if !valid_name {
+        bail!("header name `{name}` is not a valid HTTP token");
+    }
+    if value.contains(['\r', '\n']) {
+        bail!("header `{name}` has a line break in its value");
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// Stage two: everything the engine needs, checked and resolved, or an error
+/// that says what to change.
+pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
+    let url = parse_url(&args.url)?;
+    let addr = url.resolve()?;
+
+    let connections = args.connections as usize;
+    let workers = args
+        .threads
+        .map_or_else(default_workers, |t| t as usize)
+        .min(connections);
+    let stop = match (args.requests, args.duration) {
+        (Some(n), _) => Stop::Count(n),
+        (None, Some(d)) if d.is_zero() => bail!("--duration must be above zero"),
+        (None, Some(d)) => Stop::After(d),
+        (None, None) => Stop::After(DEFAULT_DURATION),
+    };
+    let pacing = match args.rate {
+        None => Pacing::Closed,
+        Some(r) if r.is_finite() && r > 0.0 && r <= 1e9 => Pacing::Open { per_second: r },
+        Some(r) => bail!("--rate {r} must be a positive number of requests per second"),
+    };
+    let keepalive = !args.no_keepalive;
+    let pipeline = args.pipeline as usize;
+    if pipeline > 1 && !keepalive {
+        bail!("--pipeline needs keep-alive; drop --no-keepalive or --pipeline");
+    }
+    if pipeline > 1 && args.rate.is_some() {
+        bail!("--pipeline works with the closed loop only; drop --rate or --pipeline");
+    }
+    if args.timeout.is_zero() {
+        bail!("--timeout must be above zero");
+    }
+    if !(0.0..=1.0).contains(&args.max_error_rate) {
+        bail!("--max-error-rate must be between 0 and 1 (0.01 means 1%)");
+    }
+
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<Result<Vec<_>>>()?;
+    let entries: Vec<PoolEntry> = match (&args.body, &args.body_file, &args.body_pool) {
+        (_, _, Some(path)) => read_pool(path)?,
+        (Some(b), _, _) => vec![plain_entry(b.as_bytes().to_vec())],
+        (_, Some(path), _) => {
+            let body = std::fs::read(path)
+                .with_context(|| format!("reading --body-file {}", path.display()))?;
+            vec![plain_entry(body)]
+        }
+        (None, None, None) => vec![plain_entry(Vec::new())],
+    };
+    let has_body = args.body.is_some() || args.body_file.is_some() || args.body_pool.is_some();
+    let method = match &args.method {
+        Some(m)
+            if !m.is_empty()
+                && m.bytes()
+                    .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') =>
+        {
+            m.to_ascii_uppercase()
+        }
+        Some(m) => bail!("`{m}` is not an HTTP method"),
+        None if has_body => "POST".to_string(),
+        None => "GET".to_string(),
+    };
+
+    let status = parse_status(&args.expect_status)?;
+    let expect_json = match &args.expect_json {
+        Some(j) => Some(
+            serde_json::from_str::<serde_json::Value>(j)
+                .context("--expect-json is not valid JSON")?,
+        ),
+        None => None,
+    };
+    let has_content_type = headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+    let mut requests = Vec::with_capacity(entries.len());
+    for e in entries {
+        let mut h = headers.clone();
+        if e.is_json && !has_content_type {
+            h.push(("Content-Type".to_string(), "application/json".to_string()));
+        }
+        let bytes = build_request(&RequestParts {
+            method: &method,
+            url: &url,
+            headers: &h,
+            body: &e.body,
+            keepalive,
+        });
+        let body = match (
+            e.expect_body,
+            e.expect_json,
+            &args.expect_body,
+            &expect_json,
+        ) {
+            (Some(b), _, _, _) => BodyExpect::Exact(b),
+            (_, Some(j), _, _) => BodyExpect::json(j),
+            (_, _, Some(b), _) => BodyExpect::Exact(b.as_bytes().to_vec()),
+            (_, _, _, Some(j)) => BodyExpect::json(j.clone()),
+            _ => BodyExpect::Any,
+        };
+        requests.push(RequestTemplate {
+            bytes,
+            is_head: method == "HEAD",
+            expect: Expect {
+                status: e.expect_status.map_or(status, StatusExpect::Exact),
+                content_type: e
+                    .expect_content_type
+                    .or_else(|| args.expect_content_type.clone()),
+                body,
+            },
+        });
+    }
+
+    Ok(Resolved {
+        plan: LoadPlan {
+            addr,
+            connections,
+            workers,
+            stop,
+            pacing,
+            warmup: args.warmup,
+            timeout: args.timeout,
+            keepalive,
+            pipeline,
+            requests,
+        },
+        url: args.url.clone(),
+        method,
+    })
+}
+
+fn plain_entry(body: Vec<u8>) -> PoolEntry {
+    PoolEntry {
+        body,
+        is_json: false,
+        expect_status: None,
+        expect_content_type: None,
+        expect_body: None,
+        expect_json: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(line: &str) -> LoadArgs {
+        let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
+        match cli.command {
+            crate::cli::Command::Load(a) => *a,
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let r = resolve(&args("netbench load http://127.0.0.1:8080/")).unwrap();
+        assert_eq!(r.plan.connections, 10);
+        assert_eq!(r.plan.stop, Stop::After(DEFAULT_DURATION));
+        assert_eq!(r.plan.pacing, Pacing::Closed);
+        assert!(r.plan.keepalive);
+        assert_eq!(r.method, "GET");
+        assert_eq!(r.plan.requests.len(), 1);
+        assert!(r.plan.workers >= 1 && r.plan.workers <= 10);
+        assert_eq!(r.plan.requests[0].expect.status, StatusExpect::Success);
+    }
+
+    #[test]
+    fn workers_never_exceed_connections() {
+        let r = resolve(&args("netbench load -c 1 -t 4 http://127.0.0.1:1/")).unwrap();
+        assert_eq!(r.plan.workers, 1);
+    }
+
+    #[test]
+    fn body_means_post_and_expectations_apply() {
+        let r = resolve(&args(
+            "netbench load --body {} --expect-json {\"a\":1} --expect-status 201 -H X-A:1 http://127.0.0.1:1/w",
+        ))
+        .unwrap();
+        assert_eq!(r.method, "POST");
+        let t = &r.plan.requests[0];
+        assert!(String::from_utf8_lossy(&t.bytes).contains("X-A: 1\r\n"));
+        assert_eq!(t.expect.status, StatusExpect::Exact(201));
+        assert!(matches!(t.expect.body, BodyExpect::Json { .. }));
+    }
+
+    #[test]
+    fn refusals_say_what_to_change() {
+        let err = |line: &str| format!("{:#}", resolve(&args(line)).err().expect(line));
+        assert!(err("netbench load https://x/").contains("https:// is not supported"));
+        assert!(
+            err("netbench load --no-keepalive --pipeline 4 http://127.0.0.1:1/")
+                .contains("keep-alive")
+        );
+        assert!(err("netbench load -R 10 --pipeline 4 http://127.0.0.1:1/").contains("closed loop"));
+        assert!(err("netbench load -R -5 http://127.0.0.1:1/").contains("positive"));
+        assert!(err("netbench load -H nocolon http://127.0.0.1:1/").contains("no colon"));
+        assert!(err("netbench load --expect-status 2 http://127.0.0.1:1/").contains("status code"));
+        assert!(
+            err("netbench load --expect-json {bad http://127.0.0.1:1/").contains("not valid JSON")
+        );
+        assert!(
+            err("netbench load --max-error-rate 5 http://127.0.0.1:1/").contains("between 0 and 1")
+        );
+        assert!(err("netbench load -d 0s http://127.0.0.1:1/").contains("above zero"));
+    }
+
+    #[test]
+    fn clap_refuses_conflicts() {
+        assert!(crate::cli::Cli::try_parse_from([
+            "netbench",
+            "load",
+            "-d",
+            "1s",
+            "-n",
+            "5",
+            "http://h/"
+        ])
+        .is_err());
+        assert!(
+            crate::cli::Cli::try_parse_from(["netbench", "load", "-c", "0", "http://h/"]).is_err()
+        );
+        assert!(crate::cli::Cli::try_parse_from([
+            "netbench",
+            "load",
+            "--body",
+            "x",
+            "--body-file",
+            "f",
+            "http://h/"
+        ])
+        .is_err());
+    }
+}

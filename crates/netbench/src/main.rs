@@ -1,0 +1,46 @@
+//! The netbench command: parses arguments, hands a validated plan to the
+//! library crates, maps the outcome to an exit code. Nothing else.
+
+mod cli;
+mod durations;
+mod load;
+mod pool;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Exit codes, documented in `--help` and the README.
+pub(crate) mod exit {
+    /// The run completed within the allowed error rate.
+    pub const OK: u8 = 0;
+    /// The run completed but its error rate was above --max-error-rate.
+    pub const TOO_MANY_ERRORS: u8 = 1;
+    /// Bad usage, or a failure that stopped the run (no result).
+    pub const FAILURE: u8 = 2;
+    /// Interrupted by Ctrl-C or SIGTERM; the partial result was printed.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let outcome = match cli.command {
+        cli::Command::Load(args) => load::run(*args),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            // A closed stdout (`netbench load ... | head`) is not a failure.
+            if err
+                .chain()
+                .filter_map(|e| e.downcast_ref::<std::io::Error>())
+                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::from(exit::OK);
+            }
+            eprintln!("netbench: error: {err:#}");
+            ExitCode::from(exit::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Small formatting helpers shared by the text reporters.
+
+use netbench_engine::Verdict;
+
+/// A latency in the unit that keeps three significant digits readable:
+/// `850ns`, `45.3µs`, `12.1ms`, `1.52s`.
+pub fn format_duration_ns(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0}ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.1}µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.2}s", ns / 1e9)
+    }
+}
+
+/// `client-bound: no (client CPU 41% of 1 core, 99% of connections in flight)`
+pub fn verdict_line(v: &Verdict) -> String {
+    format!(
+        "client-bound: {} ({})",
+        if v.client_bound { "YES" } else { "no" },
+        v.reasons.join(", ")
+    )
+}
+
+/// `1234567` → `1,234,567`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_unit() {
+        assert_eq!(format_duration_ns(850.0), "850ns");
+        assert_eq!(format_duration_ns(45_300.0), "45.3µs");
+        assert_eq!(format_duration_ns(12_100_000.0), "12.10ms");
+        assert_eq!(format_duration_ns(1_520_000_000.0), "1.52s");
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn verdict_lines() {
+        let v = Verdict {
+            client_bound: false,
+            reasons: vec![
+                "client CPU 41% of 1 core".into(),
+                "99% of connections in flight".into(),
+            ],
+            busiest_cpu: 0.41,
+            busiest_loop: 0.5,
+            in_flight: Some(0.99),
+        };
+        assert_eq!(
+            verdict_line(&v),
+            "client-bound: no (client CPU 41% of 1 core, 99% of connections in flight)"
+        );
+    }
+}

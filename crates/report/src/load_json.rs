@@ -1,0 +1,94 @@
+//! The versioned JSON form of a load result. Its shape is fixed by
+//! schema/load-result.v1.schema.json; change both together and bump the
+//! version when a key changes meaning or disappears.
+
+use netbench_engine::{LatencySummary, LoadResult, Pacing, Stop};
+use serde_json::{json, Map, Value};
+
+use crate::LoadContext;
+
+pub const LOAD_SCHEMA_VERSION: u32 = 1;
+
+fn latency_us(s: &LatencySummary) -> Value {
+    let us = |ns: f64| ns / 1e3;
+    json!({
+        "min": us(s.min_ns),
+        "mean": us(s.mean_ns),
+        "stdev": us(s.stdev_ns),
+        "p50": us(s.p50_ns),
+        "p90": us(s.p90_ns),
+        "p99": us(s.p99_ns),
+        "p999": us(s.p999_ns),
+        "p9999": us(s.p9999_ns),
+        "max": us(s.max_ns),
+    })
+}
+
+pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
+    let plan = ctx.plan;
+    let errors: Map<String, Value> = r
+        .errors
+        .iter()
+        .map(|(k, n)| (k.name().to_string(), json!(n)))
+        .collect();
+    let stop = match plan.stop {
+        Stop::After(d) => json!({ "duration_s": d.as_secs_f64() }),
+        Stop::Count(n) => json!({ "requests": n }),
+    };
+    let rate_setting = match plan.pacing {
+        Pacing::Closed => Value::Null,
+        Pacing::Open { per_second } => json!(per_second),
+    };
+    let rate = r.rate.map_or(
+        Value::Null,
+        |r| json!({ "target": r.target_per_s, "achieved": r.achieved_per_s, "ratio": r.ratio }),
+    );
+    json!({
+        "schema_version": LOAD_SCHEMA_VERSION,
+        "tool": concat!("netbench ", env!("CARGO_PKG_VERSION")),
+        "target": {
+            "url": ctx.url,
+            "method": ctx.method,
+            "address": plan.addr.to_string(),
+        },
+        "settings": {
+            "connections": plan.connections,
+            "workers": plan.workers,
+            "keepalive": plan.keepalive,
+            "pipeline": plan.pipeline,
+            "warmup_s": plan.warmup.as_secs_f64(),
+            "timeout_s": plan.timeout.as_secs_f64(),
+            "stop": stop,
+            "rate": rate_setting,
+            "distinct_requests": plan.requests.len(),
+        },
+        "interrupted": r.interrupted,
+        "requests": r.requests,
+        "attempts": r.attempts(),
+        "duration_s": r.duration_s,
+        "rps": r.rps,
+        "latency_us": latency_us(&r.latency),
+        "connect_us": latency_us(&r.connect),
+        "connects": r.connects,
+        "errors": errors,
+        "error_rate": r.error_rate(),
+        "bytes": { "read": r.bytes_read, "written": r.bytes_written },
+        "client": {
+            "cpu_s": r.client_cpu_s,
+            "cpu_us_per_request": r.cpu_us_per_request(),
+            "process_cpu_s": r.process_cpu_s,
+            "workers": r.workers,
+        },
+        "concurrency": {
+            "configured": r.configured_connections,
+            "achieved": r.achieved_concurrency,
+        },
+        "rate": rate,
+        "verdict": {
+            "client_bound": r.verdict.client_bound,
+            "reasons": r.verdict.reasons,
+            "busiest_cpu": r.verdict.busiest_cpu,
+            "busiest_loop": r.verdict.busiest_loop,
+        },
+    })
+}

@@ -1,0 +1,147 @@
+//! The human summary of a load result, in the spirit of wrk's: the numbers
+//! first, then the evidence that the client kept up.
+
+use std::io::{self, Write};
+
+use netbench_engine::{LatencySummary, LoadResult, Pacing, Stop};
+
+use crate::format::{format_duration_ns as d, thousands, verdict_line};
+use crate::LoadContext;
+
+fn latency_lines(out: &mut impl Write, label: &str, s: &LatencySummary) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {label:<12} min {}  mean {}  stdev {}  max {}",
+        d(s.min_ns),
+        d(s.mean_ns),
+        d(s.stdev_ns),
+        d(s.max_ns)
+    )?;
+    writeln!(
+        out,
+        "  {:<12} p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}",
+        "",
+        d(s.p50_ns),
+        d(s.p90_ns),
+        d(s.p99_ns),
+        d(s.p999_ns),
+        d(s.p9999_ns)
+    )
+}
+
+pub fn write_load_text(
+    out: &mut impl Write,
+    ctx: &LoadContext<'_>,
+    r: &LoadResult,
+) -> io::Result<()> {
+    let plan = ctx.plan;
+    let model = match (plan.pacing, plan.stop) {
+        (Pacing::Closed, Stop::After(t)) => format!("closed loop for {:.3?}", t),
+        (Pacing::Closed, Stop::Count(n)) => format!("closed loop, {} requests", thousands(n)),
+        (Pacing::Open { per_second }, Stop::After(t)) => {
+            format!("open loop at {per_second} req/s for {:.3?}", t)
+        }
+        (Pacing::Open { per_second }, Stop::Count(n)) => {
+            format!("open loop at {per_second} req/s, {} requests", thousands(n))
+        }
+    };
+    writeln!(out, "{} {} ({})", ctx.method, ctx.url, model)?;
+    writeln!(
+        out,
+        "  {} connections on {} worker{}, {}{}{}",
+        plan.connections,
+        plan.workers,
+        if plan.workers == 1 { "" } else { "s" },
+        if plan.keepalive {
+            "keep-alive"
+        } else {
+            "a new connection per request"
+        },
+        if plan.pipeline > 1 {
+            format!(", pipeline {}", plan.pipeline)
+        } else {
+            String::new()
+        },
+        if plan.warmup.is_zero() {
+            String::new()
+        } else {
+            format!(", {:.3?} warm-up dropped", plan.warmup)
+        },
+    )?;
+    if r.interrupted {
+        writeln!(
+            out,
+            "  INTERRUPTED: the numbers below cover only the time that ran"
+        )?;
+    }
+    writeln!(
+        out,
+        "  {:<12} {} good, {} errors ({:.2}%) in {:.2}s",
+        "requests",
+        thousands(r.requests),
+        thousands(r.errors.total()),
+        r.error_rate() * 100.0,
+        r.duration_s
+    )?;
+    writeln!(out, "  {:<12} {:.1} requests/s", "throughput", r.rps)?;
+    latency_lines(out, "latency", &r.latency)?;
+    if r.connects > 0 {
+        writeln!(
+            out,
+            "  {:<12} {} connections made while measuring",
+            "connect",
+            thousands(r.connects)
+        )?;
+        latency_lines(out, "", &r.connect)?;
+    }
+    if r.errors.total() > 0 {
+        let kinds: Vec<String> = r
+            .errors
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{} {}", k.name(), thousands(n)))
+            .collect();
+        writeln!(out, "  {:<12} {}", "errors", kinds.join(", "))?;
+    }
+    let per_worker: Vec<String> = r
+        .workers
+        .iter()
+        .map(|w| {
+            let share = if w.wall_s > 0.0 {
+                w.cpu_s / w.wall_s * 100.0
+            } else {
+                0.0
+            };
+            format!(
+                "{:.2}s ({share:.0}%, loop busy {:.0}%)",
+                w.cpu_s,
+                w.loop_busy * 100.0
+            )
+        })
+        .collect();
+    writeln!(
+        out,
+        "  {:<12} {:.2}s CPU, {:.2}µs per request; per worker: {}",
+        "client",
+        r.client_cpu_s,
+        r.cpu_us_per_request(),
+        per_worker.join(", ")
+    )?;
+    match r.rate {
+        Some(rate) => writeln!(
+            out,
+            "  {:<12} {:.1} of {:.1} requests/s ({:.1}%), {:.1} in flight on average",
+            "rate",
+            rate.achieved_per_s,
+            rate.target_per_s,
+            rate.ratio * 100.0,
+            r.achieved_concurrency
+        )?,
+        None => writeln!(
+            out,
+            "  {:<12} {:.1} of {} connections in flight on average",
+            "concurrency", r.achieved_concurrency, r.configured_connections
+        )?,
+    }
+    writeln!(out, "{}", verdict_line(&r.verdict))
+}

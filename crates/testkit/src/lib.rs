@@ -1,0 +1,200 @@
+//! Servers for tests: a well-behaved HTTP/1.1 server and deliberately broken
+//! ones, one thread per connection, each bound to 127.0.0.1:0 so tests pass
+//! the address in. Small and slow on purpose; the load tests at scale use the
+//! `netbench-testserver` binary instead.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// How a test server answers each request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Behavior {
+    /// 200, text/plain, body `OK`, keep-alive (closes when asked to).
+    Good,
+    /// Like `Good` but the body is sent chunked.
+    Chunked,
+    /// Answers with the request body reversed (so each request of a pool has
+    /// its own expected answer).
+    ReverseBody,
+    /// Waits this many milliseconds before each answer.
+    Delay(u64),
+    /// A good answer with another status code.
+    Status(u16),
+    /// A good answer with Content-Type text/html.
+    WrongContentType,
+    /// Body `NO` instead of `OK`.
+    WrongBody,
+    /// `HELLO THERE` instead of a status line.
+    GarbageStatusLine,
+    /// Content-Length 1 with a 2-byte body.
+    ShortContentLength,
+    /// Content-Length 10, three bytes of body, then close.
+    CloseMidBody,
+    /// Reads requests and never answers.
+    Silent,
+    /// Sends a good answer one byte at a time, a millisecond apart.
+    ByteAtATime,
+    /// Reads the request, then resets the connection (RST).
+    ResetAfterRequest,
+    /// Reads a few bytes, then resets, while the client is still writing.
+    ResetWhileReading,
+    /// Reads the request, then closes cleanly without answering.
+    CloseWithoutAnswer,
+}
+
+/// A running test server; it lives until the test process exits.
+pub struct TestServer {
+    pub addr: SocketAddr,
+}
+
+impl TestServer {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+}
+
+/// Starts a server with `behavior` on 127.0.0.1:0.
+pub fn serve(behavior: Behavior) -> TestServer {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let _ = handle(stream, behavior);
+            });
+        }
+    });
+    TestServer { addr }
+}
+
+/// A port on 127.0.0.1 with nothing listening (bound, then released).
+pub fn refused_addr() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local addr")
+}
+
+struct Request {
+    body: Vec<u8>,
+    close: bool,
+}
+
+/// Reads one request; `None` at a clean end of the connection.
+fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
+    let mut line = String::new();
+    if r.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let mut length = 0usize;
+    let mut close = false;
+    loop {
+        line.clear();
+        if r.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = l.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse().map_err(|_| io::Error::other("bad length"))?;
+            } else if name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close")
+            {
+                close = true;
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    r.read_exact(&mut body)?;
+    Ok(Some(Request { body, close }))
+}
+
+fn reset(stream: &TcpStream) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: valid socket descriptor and a valid linger struct of the size given.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+fn answer(status: u16, content_type: &str, body: &[u8], close: bool) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{}\r\n",
+        body.len(),
+        if close { "Connection: close\r\n" } else { "" }
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+fn handle(stream: TcpStream, behavior: Behavior) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut w = stream.try_clone()?;
+    if behavior == Behavior::ResetWhileReading {
+        let mut first = [0u8; 1024];
+        let _ = (&stream).read(&mut first)?;
+        reset(&stream);
+        return Ok(());
+    }
+    let mut r = BufReader::new(stream);
+    while let Some(req) = read_request(&mut r)? {
+        let ok = |close| answer(200, "text/plain", b"OK", close);
+        match behavior {
+            Behavior::Good => w.write_all(&ok(req.close))?,
+            Behavior::Chunked => w.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nO\r\n1\r\nK\r\n0\r\n\r\n",
+            )?,
+            Behavior::ReverseBody => {
+                let mut body = req.body.clone();
+                body.reverse();
+                w.write_all(&answer(200, "text/plain", &body, req.close))?
+            }
+            Behavior::Delay(ms) => {
+                std::thread::sleep(Duration::from_millis(ms));
+                w.write_all(&ok(req.close))?
+            }
+            Behavior::Status(code) => w.write_all(&answer(code, "text/plain", b"OK", req.close))?,
+            Behavior::WrongContentType => w.write_all(&answer(200, "text/html", b"OK", req.close))?,
+            Behavior::WrongBody => w.write_all(&answer(200, "text/plain", b"NO", req.close))?,
+            Behavior::GarbageStatusLine => w.write_all(b"HELLO THERE\r\n\r\n")?,
+            Behavior::ShortContentLength => {
+                w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\nOK")?
+            }
+            Behavior::CloseMidBody => {
+                w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nabc")?;
+                return Ok(());
+            }
+            Behavior::Silent => {}
+            Behavior::ByteAtATime => {
+                for b in ok(req.close) {
+                    w.write_all(&[b])?;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            Behavior::ResetAfterRequest => {
+                reset(&w);
+                return Ok(());
+            }
+            Behavior::CloseWithoutAnswer => return Ok(()),
+            Behavior::ResetWhileReading => unreachable!("handled above"),
+        }
+        if req.close {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
