@@ -37,16 +37,16 @@ pub fn raise_fd_limit(connections: usize) -> Result<FdLimit, EngineError> {
             lim = raised;
         }
     }
-    if (lim.rlim_cur as u64) < needed {
+    if lim.rlim_cur < needed {
         return Err(EngineError::TooFewFiles {
             connections,
             needed,
-            hard: lim.rlim_max as u64,
+            hard: lim.rlim_max,
         });
     }
     Ok(FdLimit {
-        soft: lim.rlim_cur as u64,
-        hard: lim.rlim_max as u64,
+        soft: lim.rlim_cur,
+        hard: lim.rlim_max,
     })
 }
 

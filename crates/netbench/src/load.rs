@@ -306,7 +306,7 @@ mod tests {
                 .contains("keep-alive")
         );
         assert!(err("netbench load -R 10 --pipeline 4 http://127.0.0.1:1/").contains("closed loop"));
-        assert!(err("netbench load -R -5 http://127.0.0.1:1/").contains("positive"));
+        assert!(err("netbench load -R 0 http://127.0.0.1:1/").contains("positive"));
         assert!(err("netbench load -H nocolon http://127.0.0.1:1/").contains("no colon"));
         assert!(err("netbench load --expect-status 2 http://127.0.0.1:1/").contains("status code"));
         assert!(

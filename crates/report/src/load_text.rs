@@ -76,7 +76,7 @@ pub fn write_load_text(
     }
     writeln!(
         out,
-        "  {:<12} {} good, {} errors ({:.2}%) in {:.2}s",
+        "  {:<12} {} good, {} errors ({:.2}%) in {:.3}s",
         "requests",
         thousands(r.requests),
         thousands(r.errors.total()),

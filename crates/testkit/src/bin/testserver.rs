@@ -12,7 +12,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 
 const USAGE: &str = "usage: netbench-testserver [--listen ADDR] [--threads N]\n\
   --listen ADDR   address to bind (default 127.0.0.1:0, a free port)\n\
@@ -43,7 +43,36 @@ fn parse_args() -> Result<(SocketAddr, usize), String> {
     Ok((listen, threads))
 }
 
+/// Load tests open thousands of connections: take every descriptor allowed.
+fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: valid, writable rlimit; raising soft to hard needs no privilege.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+/// A listener with a deep accept queue, so thousands of simultaneous
+/// connects are not dropped and retried a second later.
+fn listen_on(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(8192)
+}
+
 fn main() {
+    raise_fd_limit();
     let (listen, threads) = match parse_args() {
         Ok(a) => a,
         Err(e) => {
@@ -60,7 +89,7 @@ fn main() {
         .build()
         .expect("tokio runtime");
     runtime.block_on(async move {
-        let listener = match TcpListener::bind(listen).await {
+        let listener = match listen_on(listen) {
             Ok(l) => l,
             Err(e) => {
                 eprintln!("netbench-testserver: cannot listen on {listen}: {e}");

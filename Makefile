@@ -1,0 +1,48 @@
+# netbench: `make run` builds what it needs and runs the main job;
+# `make test` runs every test. Both work on a fresh machine of the project's
+# kind (Debian with Rust, Go, Java, Node.js and Python installed).
+
+CARGO ?= cargo
+RELEASE := target/release
+NETBENCH := $(RELEASE)/netbench
+TESTSERVER := $(RELEASE)/netbench-testserver
+
+# What `make run` sends: override with `make run RUN_ARGS="-c 1000 -d 10s"`.
+RUN_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
+
+.PHONY: all build run test lint bench clean
+
+all: build
+
+build:
+	$(CARGO) build --release --locked --workspace
+
+# Until the suite runner exists, the main job is a short load against a local
+# server that this target starts (and always stops), pinned to disjoint CPUs
+# when the machine has two or more.
+run: build
+	@set -e; \
+	log=$$(mktemp); \
+	if [ "$$(nproc)" -ge 2 ]; then srv="taskset -c 0"; cli="taskset -c 1"; else srv=""; cli=""; fi; \
+	$$srv $(TESTSERVER) --listen 127.0.0.1:0 --threads 1 >$$log & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; rm -f $$log' EXIT INT TERM; \
+	for i in $$(seq 100); do grep -q listening $$log && break; sleep 0.05; done; \
+	url=$$(sed -n 's/^listening on //p' $$log); \
+	[ -n "$$url" ] || { echo "netbench-testserver did not start" >&2; exit 2; }; \
+	echo "server: netbench-testserver (hyper, 1 thread) at $$url"; \
+	$$cli $(NETBENCH) load $(RUN_ARGS) $$url
+
+test:
+	$(CARGO) build --locked --workspace --all-targets
+	$(CARGO) test --locked --workspace
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+
+# netbench against wrk on nginx; prints a Markdown table (see bench/README.md).
+bench: build
+	python3 bench/load_vs_wrk.py $(BENCH_ARGS)
+
+clean:
+	$(CARGO) clean

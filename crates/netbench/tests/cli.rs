@@ -1,0 +1,213 @@
+//! The netbench binary as a user runs it: help, output formats, exit codes,
+//! body pools and Ctrl-C, against test servers on 127.0.0.1:0.
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use netbench_testkit::{serve, Behavior};
+use serde_json::Value;
+
+fn netbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netbench"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("netbench runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn load_help_explains_every_option() {
+    let out = netbench(&["load", "--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for flag in [
+        "--connections",
+        "--threads",
+        "--duration",
+        "--requests",
+        "--rate",
+        "--warmup",
+        "--timeout",
+        "--no-keepalive",
+        "--pipeline",
+        "--method",
+        "--header",
+        "--body",
+        "--body-file",
+        "--body-pool",
+        "--expect-status",
+        "--expect-content-type",
+        "--expect-body",
+        "--expect-json",
+        "--max-error-rate",
+        "--json",
+        "--quiet",
+    ] {
+        assert!(help.contains(flag), "--help does not mention {flag}");
+    }
+    assert!(help.contains("Exit codes"));
+    assert!(help.contains("130"));
+}
+
+#[test]
+fn text_output_ends_with_the_verdict() {
+    let server = serve(Behavior::Good);
+    let out = netbench(&[
+        "load",
+        "-c",
+        "2",
+        "-n",
+        "100",
+        "--expect-body",
+        "OK",
+        &server.url("/"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("100 good, 0 errors"), "{stdout}");
+    assert!(
+        stdout.lines().last().unwrap().starts_with("client-bound: "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn json_output_matches_the_schema() {
+    let server = serve(Behavior::Good);
+    let out = netbench(&[
+        "load",
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "-n",
+        "200",
+        "--json",
+        &server.url("/blank"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let schema_path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/load-result.v1.schema.json"
+    );
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let problems: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(json["requests"], 200);
+    assert_eq!(json["settings"]["workers"], 2);
+    assert_eq!(json["target"]["url"], server.url("/blank"));
+}
+
+#[test]
+fn error_rate_above_the_limit_exits_1() {
+    let server = serve(Behavior::Status(500));
+    let out = netbench(&["load", "-c", "1", "-n", "10", &server.url("/")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("status 10"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stderr).contains("--max-error-rate"));
+    let out = netbench(&[
+        "load",
+        "-c",
+        "1",
+        "-n",
+        "10",
+        "--max-error-rate",
+        "1",
+        &server.url("/"),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn usage_and_runtime_failures_exit_2_with_a_way_out() {
+    let out = netbench(&["load", "https://127.0.0.1:1/"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("https:// is not supported"));
+
+    let out = netbench(&["load", "-d", "1s", "-n", "3", "http://127.0.0.1:1/"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = netbench(&["load", "-c", "1000000", "-n", "1", "http://127.0.0.1:1/"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("ulimit -Hn"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = netbench(&[
+        "load",
+        "--body-pool",
+        "/nonexistent/pool.jsonl",
+        "http://127.0.0.1:1/",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("/nonexistent/pool.jsonl"));
+}
+
+#[test]
+fn body_pool_requests_are_checked_one_by_one() {
+    let server = serve(Behavior::ReverseBody);
+    let dir = std::env::temp_dir().join(format!("netbench-cli-pool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pool = dir.join("pool.jsonl");
+    std::fs::write(
+        &pool,
+        "{\"body\": \"abc\", \"expect_body\": \"cba\"}\n{\"body_json\": \"ab\", \"expect_json\": \"ba\", \"expect_status\": 200}\n",
+    )
+    .unwrap();
+    let out = netbench(&[
+        "load",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--body-pool",
+        pool.to_str().unwrap(),
+        &server.url("/"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(text(&out.stdout).contains("POST"));
+    assert!(text(&out.stdout).contains("40 good"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ctrl_c_prints_the_result_so_far_marked_interrupted() {
+    let server = serve(Behavior::Good);
+    let child = Command::new(env!("CARGO_BIN_EXE_netbench"))
+        .args(["load", "-c", "2", "-d", "60s", "--json", &server.url("/")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("a result is printed");
+    assert_eq!(json["interrupted"], true);
+    assert!(json["requests"].as_u64().unwrap() > 0);
+    assert!(json["duration_s"].as_f64().unwrap() < 30.0);
+}

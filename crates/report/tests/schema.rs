@@ -1,0 +1,100 @@
+//! The JSON output against the schema checked into the repository, for every
+//! shape a result can take (closed and open loop, duration and count, errors,
+//! interruption), and a schema that refuses what it must.
+
+use std::time::Duration;
+
+use netbench_engine::*;
+use netbench_report::{load_json, LoadContext, LOAD_SCHEMA_VERSION};
+use netbench_testkit::{serve, Behavior};
+use serde_json::Value;
+
+fn validator() -> jsonschema::Validator {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/load-result.v1.schema.json"
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).expect("the schema itself is valid")
+}
+
+fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
+    let url = parse_url(&format!("http://{addr}/")).unwrap();
+    LoadPlan {
+        addr,
+        connections: 3,
+        workers: 2,
+        stop,
+        pacing,
+        warmup: Duration::from_millis(50),
+        timeout: Duration::from_millis(300),
+        keepalive: true,
+        pipeline: 1,
+        requests: vec![RequestTemplate {
+            bytes: build_request(&RequestParts {
+                method: "GET",
+                url: &url,
+                headers: &[],
+                body: b"",
+                keepalive: true,
+            }),
+            is_head: false,
+            expect: Expect::default(),
+        }],
+    }
+}
+
+fn check(plan: &LoadPlan) -> Value {
+    let result = run(plan, &RunControl::new(plan)).unwrap();
+    let ctx = LoadContext {
+        url: "http://test/",
+        method: "GET",
+        plan,
+    };
+    let json = load_json(&ctx, &result);
+    let v = validator();
+    let problems: Vec<String> = v
+        .iter_errors(&json)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}\n{json:#}");
+    json
+}
+
+#[test]
+fn every_shape_of_result_matches_the_schema() {
+    let good = serve(Behavior::Good);
+    let json = check(&plan(good.addr, Stop::Count(50), Pacing::Closed));
+    assert_eq!(json["schema_version"], LOAD_SCHEMA_VERSION);
+    assert_eq!(json["requests"], 50);
+    assert_eq!(json["attempts"], 50);
+    assert!(json["rate"].is_null());
+
+    let json = check(&plan(
+        good.addr,
+        Stop::After(Duration::from_millis(300)),
+        Pacing::Open { per_second: 200.0 },
+    ));
+    assert_eq!(json["rate"]["target"], 200.0);
+    assert_eq!(json["settings"]["stop"]["duration_s"], 0.3);
+
+    let bad = serve(Behavior::Status(503));
+    let json = check(&plan(bad.addr, Stop::Count(10), Pacing::Closed));
+    assert_eq!(json["errors"]["status"], 10);
+    assert_eq!(json["error_rate"], 1.0);
+    assert_eq!(json["latency_us"]["p50"], 0.0);
+}
+
+#[test]
+fn the_schema_refuses_a_broken_document() {
+    let good = serve(Behavior::Good);
+    let p = plan(good.addr, Stop::Count(5), Pacing::Closed);
+    let mut json = check(&p);
+    let v = validator();
+    json["errors"]["oops"] = 1.into();
+    assert!(!v.is_valid(&json));
+    json["errors"].as_object_mut().unwrap().remove("oops");
+    assert!(v.is_valid(&json));
+    json.as_object_mut().unwrap().remove("verdict");
+    assert!(!v.is_valid(&json));
+}
