@@ -40,7 +40,7 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
-# netbench against wrk on nginx; prints a Markdown table (see bench/README.md).
+# netbench against wrk on a pinned nginx; prints a Markdown table (README, "Benchmark").
 bench: build
 	python3 bench/load_vs_wrk.py $(BENCH_ARGS)
 

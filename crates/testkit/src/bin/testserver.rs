@@ -43,21 +43,6 @@ fn parse_args() -> Result<(SocketAddr, usize), String> {
     Ok((listen, threads))
 }
 
-/// Load tests open thousands of connections: take every descriptor allowed.
-fn raise_fd_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: valid, writable rlimit; raising soft to hard needs no privilege.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
-}
-
 /// A listener with a deep accept queue, so thousands of simultaneous
 /// connects are not dropped and retried a second later.
 fn listen_on(addr: SocketAddr) -> std::io::Result<TcpListener> {
@@ -72,7 +57,8 @@ fn listen_on(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 fn main() {
-    raise_fd_limit();
+    // Load tests open thousands of connections: take every descriptor allowed.
+    let _ = netbench_engine::raise_fd_limit(0);
     let (listen, threads) = match parse_args() {
         Ok(a) => a,
         Err(e) => {
