@@ -44,7 +44,8 @@ impl BodyExpect {
         !matches!(self, BodyExpect::Any)
     }
 
-    pub(crate) fn matches(&self, body: &[u8]) -> bool {
+    /// Whether `body` is an acceptable answer.
+    pub fn matches(&self, body: &[u8]) -> bool {
         match self {
             BodyExpect::Any => true,
             BodyExpect::Exact(want) => body == want.as_slice(),

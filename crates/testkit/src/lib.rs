@@ -1,12 +1,17 @@
 //! Servers for tests: a well-behaved HTTP/1.1 server and deliberately broken
 //! ones, one thread per connection, each bound to 127.0.0.1:0 so tests pass
 //! the address in. Small and slow on purpose; the load tests at scale use the
-//! `netbench-testserver` binary instead.
+//! `netbench-testserver` binary instead. `serve_contract` runs a server that
+//! follows the contract, or breaks it in one chosen way.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
+
+mod contract_server;
+
+pub use contract_server::{serve_contract, Flaw};
 
 /// How a test server answers each request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,19 +60,29 @@ impl TestServer {
     }
 }
 
-/// Starts a server with `behavior` on 127.0.0.1:0.
-pub fn serve(behavior: Behavior) -> TestServer {
+/// Starts a server on 127.0.0.1:0 that runs `handle` on each connection in
+/// a thread of its own.
+pub(crate) fn spawn_server<H>(handle: H) -> TestServer
+where
+    H: Fn(TcpStream) + Send + Clone + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("local addr");
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let _ = handle(stream, behavior);
-            });
+            let handle = handle.clone();
+            std::thread::spawn(move || handle(stream));
         }
     });
     TestServer { addr }
+}
+
+/// Starts a server with `behavior` on 127.0.0.1:0.
+pub fn serve(behavior: Behavior) -> TestServer {
+    spawn_server(move |stream| {
+        let _ = handle(stream, behavior);
+    })
 }
 
 /// A port on 127.0.0.1 with nothing listening (bound, then released).
@@ -76,18 +91,51 @@ pub fn refused_addr() -> SocketAddr {
     l.local_addr().expect("local addr")
 }
 
-struct Request {
-    body: Vec<u8>,
-    close: bool,
+pub(crate) struct Request {
+    pub method: String,
+    pub path: String,
+    pub body: Vec<u8>,
+    pub close: bool,
+}
+
+/// Reads a chunked request body.
+fn read_chunked(r: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line)?;
+        let size = line.trim_end().split(';').next().unwrap_or("");
+        let size = usize::from_str_radix(size.trim(), 16)
+            .map_err(|_| io::Error::other("bad chunk size"))?;
+        if size == 0 {
+            // Trailers, up to the blank line.
+            loop {
+                line.clear();
+                if r.read_line(&mut line)? == 0 || line.trim_end().is_empty() {
+                    return Ok(body);
+                }
+            }
+        }
+        let start = body.len();
+        body.resize(start + size, 0);
+        r.read_exact(&mut body[start..])?;
+        let mut crlf = [0u8; 2];
+        r.read_exact(&mut crlf)?;
+    }
 }
 
 /// Reads one request; `None` at a clean end of the connection.
-fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
+pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
     let mut line = String::new();
     if r.read_line(&mut line)? == 0 {
         return Ok(None);
     }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("").to_string();
     let mut length = 0usize;
+    let mut chunked = false;
     let mut close = false;
     loop {
         line.clear();
@@ -105,12 +153,26 @@ fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
             } else if name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close")
             {
                 close = true;
+            } else if name.eq_ignore_ascii_case("transfer-encoding")
+                && value.eq_ignore_ascii_case("chunked")
+            {
+                chunked = true;
             }
         }
     }
-    let mut body = vec![0; length];
-    r.read_exact(&mut body)?;
-    Ok(Some(Request { body, close }))
+    let body = if chunked {
+        read_chunked(r)?
+    } else {
+        let mut body = vec![0; length];
+        r.read_exact(&mut body)?;
+        body
+    };
+    Ok(Some(Request {
+        method,
+        path,
+        body,
+        close,
+    }))
 }
 
 fn reset(stream: &TcpStream) {

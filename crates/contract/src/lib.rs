@@ -1,0 +1,20 @@
+//! The server contract (contract/CONTRACT.md) as code: the reference answer
+//! to a work document, a seeded generator of distinct work requests with their
+//! expected answers, and the conformance checks behind `netbench verify`.
+
+mod client;
+mod generator;
+mod rng;
+mod timefmt;
+mod verify;
+mod work;
+
+pub use client::{Client, ClientError, Response};
+pub use generator::{WorkCase, WorkGenerator, DEFAULT_DATES};
+pub use rng::SplitMix64;
+pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_iso_millis};
+pub use verify::{verify, Check, CheckStatus, VerifyOptions, VerifyReport};
+pub use work::{answer, Rejection};
+
+/// The contract version this crate implements (CONTRACT.md, "Version").
+pub const CONTRACT_VERSION: u32 = 1;

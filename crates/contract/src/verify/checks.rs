@@ -1,0 +1,425 @@
+//! The individual conformance checks. Each sends real requests and turns
+//! whatever happens into one `Check`.
+
+use std::time::Duration;
+
+use netbench_engine::{content_type_matches, BodyExpect, Framing};
+use serde_json::Value;
+
+use super::{fail, pass, warn, Check, Ctx};
+use crate::client::{ClientError, Connection, Response};
+use crate::generator::WorkCase;
+use crate::timefmt::parse_http_date;
+
+/// Long answers are cut in reasons so each stays one line.
+fn clip(s: &str) -> String {
+    let s = s.replace(['\r', '\n'], " ");
+    if s.chars().count() > 160 {
+        format!("{}…", s.chars().take(160).collect::<String>())
+    } else {
+        s
+    }
+}
+
+fn content_type(r: &Response) -> String {
+    r.header("content-type").unwrap_or("(none)").to_string()
+}
+
+/// Why an answer to a work case is wrong, if it is.
+fn work_problem(case: &WorkCase, r: &Response) -> Option<String> {
+    if r.status != 200 {
+        return Some(format!(
+            "answered {} (`{}`), want 200",
+            r.status,
+            clip(&r.body_text())
+        ));
+    }
+    if !BodyExpect::json(case.expected.clone()).matches(&r.body) {
+        return Some(format!(
+            "expected {}, got `{}`",
+            case.expected,
+            clip(&r.body_text())
+        ));
+    }
+    None
+}
+
+fn plain_text_problem(r: &Response, want_body: &str) -> Option<String> {
+    if r.status != 200 {
+        return Some(format!("answered {}, want 200", r.status));
+    }
+    if !r
+        .header("content-type")
+        .is_some_and(|ct| content_type_matches("text/plain", ct.as_bytes()))
+    {
+        return Some(format!(
+            "Content-Type is `{}`, want text/plain",
+            content_type(r)
+        ));
+    }
+    if r.body != want_body.as_bytes() {
+        return Some(format!(
+            "body is {:?}, want {:?}",
+            clip(&r.body_text()),
+            want_body
+        ));
+    }
+    None
+}
+
+pub(super) fn blank(ctx: &mut Ctx<'_>) -> Check {
+    let path = ctx.path("/blank");
+    match ctx.client().request("GET", &path, None) {
+        Err(e) => fail("blank", format!("GET {path}: {e}")),
+        Ok(r) => {
+            ctx.saw("GET /blank", &r);
+            match plain_text_problem(&r, "OK") {
+                Some(p) => fail("blank", format!("GET {path} {p}")),
+                None => pass("blank", format!("200 {} \"OK\"", content_type(&r))),
+            }
+        }
+    }
+}
+
+pub(super) fn echo(ctx: &mut Ctx<'_>) -> Check {
+    let token = format!("n{:x}", ctx.opts.seed);
+    for text in ["abc", "a-b.c_d~e", "0123456789", token.as_str()] {
+        let path = ctx.path(&format!("/echo/{text}"));
+        match ctx.client().request("GET", &path, None) {
+            Err(e) => return fail("echo", format!("GET {path}: {e}")),
+            Ok(r) => {
+                ctx.saw("GET /echo", &r);
+                if let Some(p) = plain_text_problem(&r, text) {
+                    return fail("echo", format!("GET {path} {p}"));
+                }
+            }
+        }
+    }
+    pass("echo", "4 paths echoed back")
+}
+
+pub(super) fn not_found(ctx: &mut Ctx<'_>) -> Check {
+    let path = ctx.path(&format!("/netbench-no-such-path-{:x}", ctx.opts.seed));
+    match ctx.client().request("GET", &path, None) {
+        Err(e) => fail("not-found", format!("GET {path}: {e}")),
+        Ok(r) => {
+            ctx.saw("an unknown path", &r);
+            if r.status == 404 {
+                pass("not-found", "404 for an unknown path")
+            } else {
+                fail(
+                    "not-found",
+                    format!("GET {path} answered {}, want 404", r.status),
+                )
+            }
+        }
+    }
+}
+
+/// Sends work cases on one connection, reconnecting when the server closes.
+fn send_work(
+    ctx: &Ctx<'_>,
+    conn: &mut Option<Connection>,
+    case: &WorkCase,
+) -> Result<Response, ClientError> {
+    let path = ctx.path("/work");
+    if conn.is_none() {
+        *conn = Some(ctx.client().connect()?);
+    }
+    let c = conn.as_mut().expect("connected above");
+    let result = c.request("POST", &path, Some(&case.body));
+    if result.as_ref().map_or(true, |r| r.close) {
+        *conn = None;
+    }
+    result
+}
+
+/// The randomized work documents, and the Content-Type of their answers.
+pub(super) fn work(ctx: &mut Ctx<'_>) -> [Check; 2] {
+    let n = ctx.opts.documents.max(1);
+    let cases = ctx.work.cases(n);
+    let mut conn = None;
+    let mut wrong_type = None;
+    for (i, case) in cases.iter().enumerate() {
+        let r = match send_work(ctx, &mut conn, case) {
+            Ok(r) => r,
+            Err(e) => {
+                return [
+                    fail("work", format!("document {} of {n}: {e}", i + 1)),
+                    fail("work-content-type", "no work answer to check"),
+                ]
+            }
+        };
+        ctx.saw("POST /work", &r);
+        if let Some(p) = work_problem(case, &r) {
+            return [
+                fail(
+                    "work",
+                    format!("document {} of {n} (seed {}): {p}", i + 1, ctx.opts.seed),
+                ),
+                match content_type_matches("application/json", content_type(&r).as_bytes()) {
+                    true => pass("work-content-type", "application/json"),
+                    false => fail(
+                        "work-content-type",
+                        format!("Content-Type is `{}`", content_type(&r)),
+                    ),
+                },
+            ];
+        }
+        if wrong_type.is_none()
+            && !r
+                .header("content-type")
+                .is_some_and(|ct| content_type_matches("application/json", ct.as_bytes()))
+        {
+            wrong_type = Some(content_type(&r));
+        }
+    }
+    [
+        pass(
+            "work",
+            format!(
+                "{n} random documents answered right (seed {})",
+                ctx.opts.seed
+            ),
+        ),
+        match wrong_type {
+            None => pass("work-content-type", "application/json"),
+            Some(ct) => fail(
+                "work-content-type",
+                format!("Content-Type is `{ct}`, want application/json"),
+            ),
+        },
+    ]
+}
+
+pub(super) fn split_request(ctx: &mut Ctx<'_>) -> Check {
+    let case = ctx.work.next_case();
+    let path = ctx.path("/work");
+    let result = ctx.client().connect().and_then(|mut c| {
+        let bytes = c.request_bytes("POST", &path, Some(&case.body));
+        c.send_split(&bytes, 3, Duration::from_millis(50))?;
+        c.read_response(false)
+    });
+    match result {
+        Err(e) => fail("split-request", format!("a request in 3 writes: {e}")),
+        Ok(r) => {
+            ctx.saw("a split request", &r);
+            match work_problem(&case, &r) {
+                Some(p) => fail("split-request", format!("a request in 3 writes: {p}")),
+                None => pass(
+                    "split-request",
+                    "a request in 3 writes, 50 ms apart, answered right",
+                ),
+            }
+        }
+    }
+}
+
+pub(super) fn chunked_request(ctx: &mut Ctx<'_>) -> Check {
+    let case = ctx.work.next_case();
+    let path = ctx.path("/work");
+    let result = ctx.client().connect().and_then(|mut c| {
+        let bytes = c.chunked_request_bytes(&path, &case.body, 64);
+        c.send(&bytes)?;
+        c.read_response(false)
+    });
+    match result {
+        Err(e) => fail("chunked-request", format!("a chunked request body: {e}")),
+        Ok(r) => {
+            ctx.saw("a chunked request", &r);
+            match work_problem(&case, &r) {
+                Some(p) => fail("chunked-request", format!("a chunked request body: {p}")),
+                None => pass("chunked-request", "a chunked request body answered right"),
+            }
+        }
+    }
+}
+
+/// Documents that must be refused with 400, each its own check.
+pub(super) fn rejections(ctx: &mut Ctx<'_>) -> Vec<Check> {
+    let case = ctx.work.next_case();
+    let doc: Value = serde_json::from_slice(&case.body).expect("generated documents are JSON");
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut d = doc.clone();
+        f(&mut d);
+        serde_json::to_vec(&d).expect("a Value always serializes")
+    };
+    let bodies: [(&'static str, &str, Vec<u8>); 5] = [
+        (
+            "bad-json",
+            "a body that is not JSON",
+            b"{\"product\": \"x\", ".to_vec(),
+        ),
+        (
+            "missing-field",
+            "a document without requestId",
+            edit(&|d| {
+                d.as_object_mut().unwrap().remove("requestId");
+            }),
+        ),
+        (
+            "wrong-type",
+            "group.default as a string",
+            edit(&|d| d["group"]["default"] = "yes".into()),
+        ),
+        (
+            "empty-dates",
+            "an empty dates list",
+            edit(&|d| d["group"]["dates"] = Value::Array(vec![])),
+        ),
+        (
+            "bad-date",
+            "the date 2020-13-45T99:00:00.000Z",
+            edit(&|d| d["group"]["dates"][1] = "2020-13-45T99:00:00.000Z".into()),
+        ),
+    ];
+    let path = ctx.path("/work");
+    let mut out = Vec::new();
+    for (name, what, body) in bodies {
+        out.push(match ctx.client().request("POST", &path, Some(&body)) {
+            Err(e) => fail(name, format!("{what}: {e}")),
+            Ok(r) => {
+                ctx.saw(what, &r);
+                if r.status == 400 {
+                    pass(name, format!("400 for {what}"))
+                } else {
+                    fail(name, format!("{what} answered {}, want 400", r.status))
+                }
+            }
+        });
+    }
+    out
+}
+
+pub(super) fn keep_alive(ctx: &mut Ctx<'_>) -> Check {
+    const N: usize = 100;
+    let mut conn = match ctx.client().connect() {
+        Ok(c) => c,
+        Err(e) => return fail("keep-alive", e.to_string()),
+    };
+    let (blank, work, echo) = (
+        ctx.path("/blank"),
+        ctx.path("/work"),
+        ctx.path("/echo/keep-alive"),
+    );
+    for i in 0..N {
+        let (what, result) = match i % 3 {
+            0 => (
+                "GET /blank",
+                conn.request("GET", &blank, None)
+                    .map(|r| (plain_text_problem(&r, "OK"), r)),
+            ),
+            1 => {
+                let case = ctx.work.next_case();
+                (
+                    "POST /work",
+                    conn.request("POST", &work, Some(&case.body))
+                        .map(|r| (work_problem(&case, &r), r)),
+                )
+            }
+            _ => (
+                "GET /echo",
+                conn.request("GET", &echo, None)
+                    .map(|r| (plain_text_problem(&r, "keep-alive"), r)),
+            ),
+        };
+        match result {
+            Err(e) => {
+                return fail(
+                    "keep-alive",
+                    format!("request {} of {N} on one connection ({what}): {e}", i + 1),
+                )
+            }
+            Ok((Some(p), _)) => {
+                return fail(
+                    "keep-alive",
+                    format!("request {} of {N} ({what}) {p}", i + 1),
+                )
+            }
+            Ok((None, r)) if r.close && i + 1 < N => {
+                return fail(
+                    "keep-alive",
+                    format!("the server closed the connection after {} requests", i + 1),
+                )
+            }
+            Ok(_) => {}
+        }
+    }
+    pass("keep-alive", format!("{N} requests on one connection"))
+}
+
+pub(super) fn framing(ctx: &Ctx<'_>) -> Check {
+    match ctx.seen.iter().find(|s| s.framing == Framing::UntilClose) {
+        Some(s) => fail(
+            "framing",
+            format!(
+                "the answer to {} has neither Content-Length nor chunked encoding",
+                s.what
+            ),
+        ),
+        None if ctx.seen.is_empty() => fail("framing", "no answers to check"),
+        None => pass(
+            "framing",
+            format!("{} answers framed by length or chunks", ctx.seen.len()),
+        ),
+    }
+}
+
+pub(super) fn date(ctx: &mut Ctx<'_>) -> Check {
+    for s in &ctx.seen {
+        match &s.date {
+            None => {
+                return fail(
+                    "date",
+                    format!("no Date header on the answer to {}", s.what),
+                )
+            }
+            Some(d) if parse_http_date(d).is_none() => {
+                return fail(
+                    "date",
+                    format!("Date `{d}` on {} is not an IMF-fixdate", s.what),
+                )
+            }
+            Some(_) => {}
+        }
+    }
+    let path = ctx.path("/blank");
+    let first = ctx.client().request("GET", &path, None);
+    std::thread::sleep(ctx.opts.date_wait);
+    let second = ctx.client().request("GET", &path, None);
+    let (first, second) = match (first, second) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return fail("date", format!("GET {path}: {e}")),
+    };
+    let (Some(a), Some(b)) = (first.header("date"), second.header("date")) else {
+        return fail("date", "no Date header on GET /blank");
+    };
+    let (Some(ta), Some(tb)) = (parse_http_date(a), parse_http_date(b)) else {
+        return fail("date", format!("Date `{a}` / `{b}` is not an IMF-fixdate"));
+    };
+    if ta == tb {
+        return fail(
+            "date",
+            format!(
+                "Date stayed `{a}` over {:.1} s: it must be the current time",
+                ctx.opts.date_wait.as_secs_f64()
+            ),
+        );
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    if (tb - now).abs() > 60 {
+        return warn(
+            "date",
+            format!(
+                "Date `{b}` is {} s away from this machine's clock",
+                tb - now
+            ),
+        );
+    }
+    pass(
+        "date",
+        "a valid Date on every answer, and it moves with time",
+    )
+}

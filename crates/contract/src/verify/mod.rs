@@ -1,0 +1,156 @@
+//! `netbench verify`: conformance checks of a running server against the
+//! contract, each passing, warning or failing with a one-line reason.
+
+mod checks;
+
+use std::time::Duration;
+
+use netbench_engine::Framing;
+use serde::Serialize;
+
+use crate::client::{Client, Response};
+use crate::generator::{WorkGenerator, DEFAULT_DATES};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    Pass,
+    Warn,
+    Fail,
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: CheckStatus,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct VerifyOptions {
+    pub client: Client,
+    /// Path prefix of the server's endpoints ("" for the root).
+    pub prefix: String,
+    /// Seeds the work documents; printed so a failure can be reproduced.
+    pub seed: u64,
+    /// Random work documents to check.
+    pub documents: usize,
+    /// How long to wait before expecting a different Date header.
+    pub date_wait: Duration,
+}
+
+impl VerifyOptions {
+    pub fn new(client: Client, seed: u64) -> Self {
+        VerifyOptions {
+            client,
+            prefix: String::new(),
+            seed,
+            documents: 50,
+            date_wait: Duration::from_millis(1100),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    pub seed: u64,
+    pub checks: Vec<Check>,
+}
+
+impl VerifyReport {
+    pub fn count(&self, status: CheckStatus) -> usize {
+        self.checks.iter().filter(|c| c.status == status).count()
+    }
+
+    pub fn ok(&self) -> bool {
+        self.count(CheckStatus::Fail) == 0
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+}
+
+/// An answer seen during the checks, kept for the framing and Date checks.
+struct Seen {
+    what: String,
+    framing: Framing,
+    date: Option<String>,
+}
+
+/// State shared by the checks of one run.
+pub(crate) struct Ctx<'a> {
+    opts: &'a VerifyOptions,
+    work: WorkGenerator,
+    seen: Vec<Seen>,
+}
+
+impl<'a> Ctx<'a> {
+    fn path(&self, p: &str) -> String {
+        format!("{}{}", self.opts.prefix, p)
+    }
+
+    fn client(&self) -> &Client {
+        &self.opts.client
+    }
+
+    /// Keeps what the framing and Date checks need from an answer.
+    fn saw(&mut self, what: &str, r: &Response) {
+        self.seen.push(Seen {
+            what: what.to_string(),
+            framing: r.framing,
+            date: r.header("date").map(str::to_string),
+        });
+    }
+}
+
+fn pass(name: &'static str, reason: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: CheckStatus::Pass,
+        reason: reason.into(),
+    }
+}
+
+fn warn(name: &'static str, reason: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: CheckStatus::Warn,
+        reason: reason.into(),
+    }
+}
+
+fn fail(name: &'static str, reason: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: CheckStatus::Fail,
+        reason: reason.into(),
+    }
+}
+
+/// Runs every check against the server. Never panics on a bad server: every
+/// problem becomes a failed check with its reason.
+pub fn verify(opts: &VerifyOptions) -> VerifyReport {
+    let mut ctx = Ctx {
+        opts,
+        work: WorkGenerator::new(opts.seed, DEFAULT_DATES),
+        seen: Vec::new(),
+    };
+    let mut out = vec![
+        checks::blank(&mut ctx),
+        checks::echo(&mut ctx),
+        checks::not_found(&mut ctx),
+    ];
+    out.extend(checks::work(&mut ctx));
+    out.push(checks::split_request(&mut ctx));
+    out.push(checks::chunked_request(&mut ctx));
+    out.extend(checks::rejections(&mut ctx));
+    out.push(checks::keep_alive(&mut ctx));
+    out.push(checks::framing(&ctx));
+    out.push(checks::date(&mut ctx));
+    VerifyReport {
+        seed: opts.seed,
+        checks: out,
+    }
+}

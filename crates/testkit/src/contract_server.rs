@@ -1,0 +1,151 @@
+//! A server that follows the contract, built on the contract crate's
+//! reference answer, or breaks it in one chosen way so tests can check that
+//! `netbench verify` and `netbench load --work` catch it.
+
+use std::collections::HashMap;
+use std::io::{self, BufReader, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use netbench_contract::{answer, format_http_date};
+
+use crate::{read_request, spawn_server, TestServer};
+
+/// The one way a contract server misbehaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flaw {
+    /// None: a correct server.
+    None,
+    /// Answers every work request with the answer to the first one.
+    CannedWork,
+    /// Caches work answers by requestId.
+    CachedWork,
+    /// `/blank` answers with Content-Type text/html.
+    WrongContentType,
+    /// No Date header anywhere.
+    NoDate,
+    /// A Date header that never changes.
+    StuckDate,
+    /// Accepts a date that is not a valid timestamp (compares strings).
+    LaxDates,
+}
+
+type Cache = Arc<Mutex<HashMap<String, Vec<u8>>>>;
+
+pub fn serve_contract(flaw: Flaw) -> TestServer {
+    let cache: Cache = Arc::default();
+    spawn_server(move |stream| {
+        let _ = handle(stream, flaw, &cache);
+    })
+}
+
+fn respond(
+    w: &mut TcpStream,
+    flaw: Flaw,
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+) -> io::Result<()> {
+    let date = match flaw {
+        Flaw::NoDate => String::new(),
+        Flaw::StuckDate => "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n".to_string(),
+        _ => {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            format!("Date: {}\r\n", format_http_date(now))
+        }
+    };
+    let head = format!(
+        "HTTP/1.1 {status} X\r\n{date}Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    w.write_all(head.as_bytes())?;
+    w.write_all(body)
+}
+
+fn work(flaw: Flaw, cache: &Cache, body: &[u8]) -> (u16, Vec<u8>) {
+    let key = match flaw {
+        Flaw::CannedWork => Some(String::new()),
+        Flaw::CachedWork => serde_json::from_slice::<serde_json::Value>(body)
+            .ok()
+            .and_then(|d| d["requestId"].as_str().map(str::to_string)),
+        _ => None,
+    };
+    if let Some(hit) = key
+        .as_ref()
+        .and_then(|k| cache.lock().unwrap().get(k).cloned())
+    {
+        return (200, hit);
+    }
+    let result = match flaw {
+        Flaw::LaxDates => lax_answer(body),
+        _ => answer(body).map_err(|_| ()),
+    };
+    match result {
+        Ok(v) => {
+            let out = serde_json::to_vec(&v).expect("a Value always serializes");
+            if let Some(k) = key {
+                cache.lock().unwrap().insert(k, out.clone());
+            }
+            (200, out)
+        }
+        Err(()) => (400, b"bad request".to_vec()),
+    }
+}
+
+/// The answer as a server that only compares date strings would give it.
+fn lax_answer(body: &[u8]) -> Result<serde_json::Value, ()> {
+    let mut doc: serde_json::Value = serde_json::from_slice(body).map_err(|_| ())?;
+    let dates: Vec<String> = doc["group"]["dates"]
+        .as_array()
+        .ok_or(())?
+        .iter()
+        .map(|d| d.as_str().map(str::to_string).ok_or(()))
+        .collect::<Result<_, _>>()?;
+    let min = dates.iter().min().ok_or(())?.clone();
+    let max = dates.iter().max().ok_or(())?.clone();
+    // The reference checks the rest of the document, given one valid date.
+    doc["group"]["dates"] = serde_json::json!(["2000-01-01T00:00:00.000Z"]);
+    let mut v = answer(&serde_json::to_vec(&doc).map_err(|_| ())?).map_err(|_| ())?;
+    v["client"]["minDate"] = min.into();
+    v["client"]["maxDate"] = max.into();
+    Ok(v)
+}
+
+fn handle(stream: TcpStream, flaw: Flaw, cache: &Cache) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut w = stream.try_clone()?;
+    let mut r = BufReader::new(stream);
+    while let Some(req) = read_request(&mut r)? {
+        let path = req.path.split('?').next().unwrap_or("");
+        match (req.method.as_str(), path) {
+            ("GET", "/blank") => {
+                let ct = if flaw == Flaw::WrongContentType {
+                    "text/html"
+                } else {
+                    "text/plain"
+                };
+                respond(&mut w, flaw, 200, ct, b"OK")?
+            }
+            ("POST", "/work") => {
+                let (status, body) = work(flaw, cache, &req.body);
+                let ct = if status == 200 {
+                    "application/json"
+                } else {
+                    "text/plain"
+                };
+                respond(&mut w, flaw, status, ct, &body)?
+            }
+            ("GET", p) if p.starts_with("/echo/") => {
+                respond(&mut w, flaw, 200, "text/plain", &p.as_bytes()[6..])?
+            }
+            _ => respond(&mut w, flaw, 404, "text/plain", b"not found")?,
+        }
+        if req.close {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
