@@ -262,7 +262,19 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
             })
         }
     };
-    let verdict = judge(&workers, plan.connections, achieved_concurrency, rate);
+    let attempts = requests + errors.total();
+    let error_rate = if attempts == 0 {
+        0.0
+    } else {
+        errors.total() as f64 / attempts as f64
+    };
+    let verdict = judge(
+        &workers,
+        plan.connections,
+        achieved_concurrency,
+        rate,
+        error_rate,
+    );
     LoadResult {
         interrupted,
         requests,

@@ -14,6 +14,9 @@ const SATURATED: f64 = 0.90;
 /// was slow to send the next request.
 const MIN_IN_FLIGHT: f64 = 0.90;
 const MIN_RATE: f64 = 0.95;
+/// Above this share of failed attempts, throughput × latency of the good
+/// answers no longer describes how busy the connections were.
+const MAX_ERRORS_FOR_IN_FLIGHT: f64 = 0.10;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -33,6 +36,7 @@ pub(crate) fn judge(
     configured: usize,
     achieved: f64,
     rate: Option<RateSummary>,
+    error_rate: f64,
 ) -> Verdict {
     let busiest_cpu = workers
         .iter()
@@ -55,7 +59,12 @@ pub(crate) fn judge(
         context.push(loop_phrase);
     }
     let mut starved = false;
-    if let Some(f) = in_flight {
+    if error_rate > MAX_ERRORS_FOR_IN_FLIGHT {
+        context.push(format!(
+            "connections in flight not judged: {:.0}% of attempts failed",
+            error_rate * 100.0
+        ));
+    } else if let Some(f) = in_flight {
         let phrase = format!("{:.0}% of connections in flight", f * 100.0);
         if f < MIN_IN_FLIGHT {
             starved = true;
@@ -103,7 +112,7 @@ mod tests {
 
     #[test]
     fn idle_client_with_full_pipeline_is_not_bound() {
-        let v = judge(&[worker(0.41, 0.45)], 100, 99.0, None);
+        let v = judge(&[worker(0.41, 0.45)], 100, 99.0, None, 0.0);
         assert!(!v.client_bound);
         assert_eq!(v.reasons[0], "client CPU 41% of 1 core");
         assert!(v
@@ -113,21 +122,28 @@ mod tests {
 
     #[test]
     fn a_saturated_loop_is_bound() {
-        let v = judge(&[worker(0.3, 0.5), worker(0.5, 0.98)], 100, 95.0, None);
+        let v = judge(&[worker(0.3, 0.5), worker(0.5, 0.98)], 100, 95.0, None, 0.0);
         assert!(v.client_bound);
         assert_eq!(v.reasons[1], "event loop busy 98%");
         assert!((v.busiest_cpu - 0.5).abs() < 1e-9);
         // A core fully used is saturated even if epoll_wait took part of it.
-        let v = judge(&[worker(0.96, 0.85)], 100, 100.0, None);
+        let v = judge(&[worker(0.96, 0.85)], 100, 100.0, None, 0.0);
         assert!(v.client_bound);
         assert_eq!(v.reasons[0], "client CPU 96% of 1 core");
     }
 
     #[test]
     fn half_the_connections_idle_is_bound() {
-        let v = judge(&[worker(0.6, 0.7)], 10_000, 4_900.0, None);
+        let v = judge(&[worker(0.6, 0.7)], 10_000, 4_900.0, None, 0.0);
         assert!(v.client_bound);
         assert_eq!(v.reasons[0], "49% of connections in flight");
+        // A server that refuses most attempts leaves nothing to judge by.
+        let v = judge(&[worker(0.02, 0.02)], 10, 0.0, None, 1.0);
+        assert!(!v.client_bound);
+        assert!(v
+            .reasons
+            .iter()
+            .any(|r| r.contains("not judged: 100% of attempts failed")));
     }
 
     #[test]
@@ -137,11 +153,11 @@ mod tests {
             achieved_per_s: 500.0,
             ratio: 0.5,
         };
-        let v = judge(&[worker(0.2, 0.2)], 100, 3.0, Some(rate));
+        let v = judge(&[worker(0.2, 0.2)], 100, 3.0, Some(rate), 0.0);
         assert!(!v.client_bound);
         assert!(v.in_flight.is_none());
         assert!(v.reasons.iter().any(|r| r.contains("server fell behind")));
-        let v = judge(&[worker(0.99, 0.99)], 100, 3.0, Some(rate));
+        let v = judge(&[worker(0.99, 0.99)], 100, 3.0, Some(rate), 0.0);
         assert!(v.client_bound);
     }
 }

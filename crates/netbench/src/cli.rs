@@ -33,6 +33,47 @@ pub(crate) enum Command {
     /// percentiles, errors by kind, and whether the client was the bottleneck.
     #[command(after_help = LOAD_HELP)]
     Load(Box<LoadArgs>),
+    /// Check a running server against the contract (contract/CONTRACT.md):
+    /// each check passes, warns or fails with a one-line reason.
+    #[command(after_help = VERIFY_HELP)]
+    Verify(VerifyArgs),
+}
+
+const VERIFY_HELP: &str = "\
+Checks: blank, echo, not-found, work (random documents, fresh each run unless --seed),
+work-content-type, split-request, chunked-request, bad-json, missing-field, wrong-type,
+empty-dates, bad-date, keep-alive, framing, date. See contract/CONTRACT.md.
+
+Exit codes:
+  0    every check passed (warnings allowed)
+  1    at least one check failed
+  2    bad usage
+
+Example:
+  netbench verify http://127.0.0.1:1234/";
+
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// The server's base URL: http://host:port/ (a path is a prefix for every
+    /// endpoint).
+    pub url: String,
+
+    /// Seed of the random work documents; printed with the result so a
+    /// failure can be reproduced. Default: a new one each run.
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// How many random work documents to check.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub documents: u64,
+
+    /// How long to wait for each answer.
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub timeout: Duration,
+
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 const LOAD_HELP: &str = "\
@@ -64,7 +105,8 @@ Exit codes:
 Examples:
   netbench load -c 100 -d 10s http://127.0.0.1:8080/blank
   netbench load -c 1000 -n 100000 --expect-body OK http://127.0.0.1:8080/
-  netbench load -R 20000 -c 200 -d 30s --warmup 5s --json http://[::1]:8080/";
+  netbench load -R 20000 -c 200 -d 30s --warmup 5s --json http://[::1]:8080/
+  netbench load -c 100 -d 10s --work 1000 http://127.0.0.1:1234/work";
 
 #[derive(Debug, Args)]
 pub(crate) struct LoadArgs {
@@ -122,17 +164,33 @@ pub(crate) struct LoadArgs {
     pub headers: Vec<String>,
 
     /// The request body, as given.
-    #[arg(long, conflicts_with_all = ["body_file", "body_pool"])]
+    #[arg(long, conflicts_with_all = ["body_file", "body_pool", "work"])]
     pub body: Option<String>,
 
     /// Read the request body from this file.
-    #[arg(long, conflicts_with = "body_pool")]
+    #[arg(long, conflicts_with_all = ["body_pool", "work"])]
     pub body_file: Option<PathBuf>,
 
     /// Send the bodies of this JSON-lines file round-robin, each checked
     /// against its own expected answer (see below).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "work")]
     pub body_pool: Option<PathBuf>,
+
+    /// The contract's work test: POST this many distinct generated work
+    /// documents round-robin, each answer checked (status 200,
+    /// application/json, JSON-equal to its own expected answer). Point the
+    /// URL at the server's /work.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub work: Option<u64>,
+
+    /// Dates per generated work document.
+    #[arg(long, default_value_t = 10, requires = "work", value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub work_dates: u64,
+
+    /// Seed of the generated work documents (printed with the result).
+    /// Default: a new one each run.
+    #[arg(long, requires = "work")]
+    pub seed: Option<u64>,
 
     /// The status every answer must have: a code such as 200, or 2xx.
     #[arg(long, default_value = "2xx")]

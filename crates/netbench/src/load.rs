@@ -6,16 +6,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use netbench_contract::WorkGenerator;
 use netbench_engine::{
     build_request, default_workers, parse_url, BodyExpect, Expect, LoadPlan, Pacing, RequestParts,
     RequestTemplate, RunControl, StatusExpect, Stop,
 };
-use netbench_report::{load_json, write_load_text, LoadContext};
+use netbench_report::{load_json, write_load_text, LoadContext, WorkSource};
 
 use crate::cli::LoadArgs;
 use crate::exit;
 use crate::pool::{read_pool, PoolEntry};
 use crate::progress::ProgressLine;
+use crate::seed::fresh_seed;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -24,6 +26,7 @@ pub(crate) struct Resolved {
     pub plan: LoadPlan,
     pub url: String,
     pub method: String,
+    pub work: Option<WorkSource>,
 }
 
 pub(crate) fn run(args: LoadArgs) -> Result<u8> {
@@ -41,6 +44,7 @@ pub(crate) fn run(args: LoadArgs) -> Result<u8> {
         url: &resolved.url,
         method: &resolved.method,
         plan: &resolved.plan,
+        work: resolved.work,
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -149,7 +153,13 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         .iter()
         .map(|h| parse_header(h))
         .collect::<Result<Vec<_>>>()?;
+    let work = args.work.map(|n| WorkSource {
+        documents: n as usize,
+        dates: args.work_dates as usize,
+        seed: args.seed.unwrap_or_else(fresh_seed),
+    });
     let entries: Vec<PoolEntry> = match (&args.body, &args.body_file, &args.body_pool) {
+        _ if work.is_some() => work_entries(work.as_ref().expect("checked")),
         (_, _, Some(path)) => read_pool(path)?,
         (Some(b), _, _) => vec![plain_entry(b.as_bytes().to_vec())],
         (_, Some(path), _) => {
@@ -159,7 +169,10 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         }
         (None, None, None) => vec![plain_entry(Vec::new())],
     };
-    let has_body = args.body.is_some() || args.body_file.is_some() || args.body_pool.is_some();
+    let has_body = args.body.is_some()
+        || args.body_file.is_some()
+        || args.body_pool.is_some()
+        || work.is_some();
     let method = match &args.method {
         Some(m)
             if !m.is_empty()
@@ -237,7 +250,25 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         },
         url: args.url.clone(),
         method,
+        work,
     })
+}
+
+/// The contract's work test as a pool: distinct documents, each with the
+/// answer it must get.
+fn work_entries(w: &WorkSource) -> Vec<PoolEntry> {
+    WorkGenerator::new(w.seed, w.dates)
+        .cases(w.documents)
+        .into_iter()
+        .map(|case| PoolEntry {
+            body: case.body,
+            is_json: true,
+            expect_status: Some(200),
+            expect_content_type: Some("application/json".to_string()),
+            expect_body: None,
+            expect_json: Some(case.expected),
+        })
+        .collect()
 }
 
 fn plain_entry(body: Vec<u8>) -> PoolEntry {
@@ -293,6 +324,31 @@ mod tests {
         assert!(String::from_utf8_lossy(&t.bytes).contains("X-A: 1\r\n"));
         assert_eq!(t.expect.status, StatusExpect::Exact(201));
         assert!(matches!(t.expect.body, BodyExpect::Json { .. }));
+    }
+
+    #[test]
+    fn work_pool_posts_distinct_checked_documents() {
+        let r = resolve(&args(
+            "netbench load --work 25 --work-dates 3 --seed 7 http://127.0.0.1:1/work",
+        ))
+        .unwrap();
+        assert_eq!(r.method, "POST");
+        assert_eq!(r.plan.requests.len(), 25);
+        let w = r.work.unwrap();
+        assert_eq!((w.documents, w.dates, w.seed), (25, 3, 7));
+        for t in &r.plan.requests {
+            let text = String::from_utf8_lossy(&t.bytes);
+            assert!(text.contains("Content-Type: application/json\r\n"));
+            assert_eq!(t.expect.status, StatusExpect::Exact(200));
+            assert_eq!(t.expect.content_type.as_deref(), Some("application/json"));
+            assert!(matches!(t.expect.body, BodyExpect::Json { .. }));
+        }
+        assert_ne!(r.plan.requests[0].bytes, r.plan.requests[1].bytes);
+        let again = resolve(&args(
+            "netbench load --work 25 --work-dates 3 --seed 7 http://127.0.0.1:1/work",
+        ))
+        .unwrap();
+        assert_eq!(again.plan.requests[24].bytes, r.plan.requests[24].bytes);
     }
 
     #[test]

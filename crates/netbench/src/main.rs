@@ -6,6 +6,8 @@ mod durations;
 mod load;
 mod pool;
 mod progress;
+mod seed;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -27,6 +29,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let outcome = match cli.command {
         cli::Command::Load(args) => load::run(*args),
+        cli::Command::Verify(args) => verify::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -61,6 +61,11 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
             "stop": stop,
             "rate": rate_setting,
             "distinct_requests": plan.requests.len(),
+            "work": ctx.work.map_or(Value::Null, |w| json!({
+                "documents": w.documents,
+                "dates": w.dates,
+                "seed": w.seed,
+            })),
         },
         "interrupted": r.interrupted,
         "requests": r.requests,

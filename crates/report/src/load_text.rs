@@ -68,6 +68,13 @@ pub fn write_load_text(
             format!(", {:.3?} warm-up dropped", plan.warmup)
         },
     )?;
+    if let Some(w) = ctx.work {
+        writeln!(
+            out,
+            "  work test: {} generated documents of {} dates, seed {}, each answer checked",
+            w.documents, w.dates, w.seed
+        )?;
+    }
     if r.interrupted {
         writeln!(
             out,

@@ -50,6 +50,11 @@ fn check(plan: &LoadPlan) -> Value {
         url: "http://test/",
         method: "GET",
         plan,
+        work: Some(netbench_report::WorkSource {
+            documents: 1,
+            dates: 10,
+            seed: 42,
+        }),
     };
     let json = load_json(&ctx, &result);
     let v = validator();

@@ -1,0 +1,43 @@
+//! `netbench verify`: resolve the URL, run the contract checks, print them.
+
+use std::io::Write;
+
+use anyhow::{bail, Result};
+use netbench_contract::{verify, Client, VerifyOptions};
+use netbench_engine::parse_url;
+use netbench_report::{verify_json, write_verify_text};
+
+use crate::cli::VerifyArgs;
+use crate::seed::fresh_seed;
+
+/// Exit codes of `verify`.
+const ALL_PASSED: u8 = 0;
+const SOME_FAILED: u8 = 1;
+
+pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
+    let url = parse_url(&args.url)?;
+    if url.path.contains('?') {
+        bail!("the URL has a query string; give the server's base URL, as http://host:port/");
+    }
+    let addr = url.resolve()?;
+    let client = Client {
+        addr,
+        host: url.host_header(),
+        timeout: args.timeout,
+    };
+    let mut opts = VerifyOptions::new(client, args.seed.unwrap_or_else(fresh_seed));
+    opts.prefix = url.path.trim_end_matches('/').to_string();
+    opts.documents = args.documents as usize;
+    let report = verify(&opts);
+
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &verify_json(&args.url, &report))?;
+        writeln!(out)?;
+    } else {
+        write_verify_text(&mut out, &args.url, &report)?;
+    }
+    out.flush()?;
+    Ok(if report.ok() { ALL_PASSED } else { SOME_FAILED })
+}

@@ -1,0 +1,58 @@
+//! The result of `netbench verify`, as lines a person reads and as JSON.
+
+use std::io::{self, Write};
+
+use netbench_contract::{CheckStatus, VerifyReport, CONTRACT_VERSION};
+use serde_json::{json, Value};
+
+fn label(s: CheckStatus) -> &'static str {
+    match s {
+        CheckStatus::Pass => "PASS",
+        CheckStatus::Warn => "WARN",
+        CheckStatus::Fail => "FAIL",
+    }
+}
+
+pub fn write_verify_text(out: &mut impl Write, url: &str, r: &VerifyReport) -> io::Result<()> {
+    writeln!(
+        out,
+        "netbench verify {url} (contract v{CONTRACT_VERSION}, seed {})",
+        r.seed
+    )?;
+    let width = r.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in &r.checks {
+        writeln!(
+            out,
+            "  {}  {:<width$}  {}",
+            label(c.status),
+            c.name,
+            c.reason
+        )?;
+    }
+    writeln!(
+        out,
+        "verify: {} checks passed, {} warned, {} failed: {}",
+        r.count(CheckStatus::Pass),
+        r.count(CheckStatus::Warn),
+        r.count(CheckStatus::Fail),
+        if r.ok() {
+            "conforms"
+        } else {
+            "does NOT conform"
+        }
+    )
+}
+
+pub fn verify_json(url: &str, r: &VerifyReport) -> Value {
+    json!({
+        "schema_version": 1,
+        "contract_version": CONTRACT_VERSION,
+        "url": url,
+        "seed": r.seed,
+        "conforms": r.ok(),
+        "passed": r.count(CheckStatus::Pass),
+        "warned": r.count(CheckStatus::Warn),
+        "failed": r.count(CheckStatus::Fail),
+        "checks": r.checks,
+    })
+}

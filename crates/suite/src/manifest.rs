@@ -1,0 +1,161 @@
+//! `servers/<name>/server.toml`: what a server is and how to build and run it
+//! (contract/CONTRACT.md, "Manifest").
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// One server's manifest, as written in its folder.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerManifest {
+    pub name: String,
+    pub language: String,
+    #[serde(default)]
+    pub language_version: String,
+    pub framework: String,
+    #[serde(default)]
+    pub framework_version: String,
+    /// The I/O and threading model, in a sentence or two.
+    pub description: String,
+    /// Debian packages the build or the run needs.
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// Shell command run in the server's folder; empty when there is nothing
+    /// to build.
+    #[serde(default)]
+    pub build: String,
+    /// Shell command run in the server's folder with HOST and PORT set.
+    pub run: String,
+    /// Other ways to run the same server (another allocator, thread count or
+    /// I/O model), each a named set of environment variables and arguments.
+    #[serde(default)]
+    pub variants: Vec<Variant>,
+}
+
+/// One `[[variants]]` entry of a manifest.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub name: String,
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid manifest: {message}; see contract/CONTRACT.md, \"Manifest\"")]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// Reads and checks `dir/server.toml`.
+pub fn load_manifest(dir: &Path) -> Result<ServerManifest, ManifestError> {
+    let path = dir.join("server.toml");
+    let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let invalid = |message: String| ManifestError::Invalid {
+        path: path.clone(),
+        message,
+    };
+    let m: ServerManifest = toml::from_str(&text).map_err(|e| invalid(e.message().to_string()))?;
+    let folder = dir.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    if m.name != folder {
+        return Err(invalid(format!(
+            "name `{}` differs from its folder `{folder}`",
+            m.name
+        )));
+    }
+    if m.run.trim().is_empty() {
+        return Err(invalid("`run` is empty".to_string()));
+    }
+    let mut names: Vec<&str> = m.variants.iter().map(|v| v.name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| n.is_empty()) {
+        return Err(invalid(
+            "variant names must be unique and not empty".to_string(),
+        ));
+    }
+    Ok(m)
+}
+
+/// Every server folder under `servers_dir` (those with a server.toml), by name.
+pub fn discover(servers_dir: &Path) -> Result<Vec<(PathBuf, ServerManifest)>, ManifestError> {
+    let entries = std::fs::read_dir(servers_dir).map_err(|source| ManifestError::Read {
+        path: servers_dir.to_path_buf(),
+        source,
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("server.toml").is_file())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|d| load_manifest(&d).map(|m| (d, m)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("server.toml"), text).unwrap();
+        d
+    }
+
+    #[test]
+    fn reads_and_checks_manifests() {
+        let tmp = std::env::temp_dir().join(format!("netbench-manifest-{}", std::process::id()));
+        let ok = write(
+            &tmp,
+            "demo",
+            "name = \"demo\"\nlanguage = \"Go\"\nframework = \"net/http\"\ndescription = \"d\"\nrun = \"./bin/server\"\n",
+        );
+        let m = load_manifest(&ok).unwrap();
+        assert_eq!(m.name, "demo");
+        assert!(m.build.is_empty());
+        assert!(m.variants.is_empty());
+
+        let with_variants = write(
+            &tmp,
+            "vary",
+            "name = \"vary\"\nlanguage = \"C\"\nframework = \"x\"\ndescription = \"d\"\nrun = \"x\"\n\
+             [[variants]]\nname = \"mimalloc\"\nenv = { LD_PRELOAD = \"libmimalloc.so\" }\n\
+             [[variants]]\nname = \"threads-1\"\nargs = [\"--threads\", \"1\"]\n",
+        );
+        let m = load_manifest(&with_variants).unwrap();
+        assert_eq!(m.variants.len(), 2);
+        assert_eq!(m.variants[0].env["LD_PRELOAD"], "libmimalloc.so");
+        assert_eq!(m.variants[1].args, ["--threads", "1"]);
+
+        let wrong_name = write(&tmp, "other", "name = \"demo\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nrun = \"x\"\n");
+        assert!(load_manifest(&wrong_name)
+            .unwrap_err()
+            .to_string()
+            .contains("differs from its folder"));
+        let unknown = write(&tmp, "typo", "name = \"typo\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nrun = \"x\"\nbuidl = \"x\"\n");
+        assert!(load_manifest(&unknown)
+            .unwrap_err()
+            .to_string()
+            .contains("buidl"));
+        let no_run = write(&tmp, "norun", "name = \"norun\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nrun = \" \"\n");
+        assert!(load_manifest(&no_run).is_err());
+
+        assert!(discover(&tmp).is_err(), "one bad manifest fails discovery");
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+}

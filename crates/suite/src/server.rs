@@ -1,0 +1,244 @@
+//! A server process under test: built in its folder, started in a process
+//! group of its own on a given port, ready when a contract request succeeds,
+//! and stopped (SIGTERM, then SIGKILL of the whole group) however the caller
+//! ends, even if the caller itself dies.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use netbench_contract::Client;
+
+use crate::manifest::ServerManifest;
+
+/// How much of a failing build's or server's output a message shows.
+const TAIL: usize = 2000;
+
+#[derive(Debug, Clone)]
+pub struct BuildReport {
+    pub duration: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("could not run the build of {name}: {source}")]
+    Spawn {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the build of {name} failed ({status}); its last output:\n{tail}")]
+    Failed {
+        name: String,
+        status: String,
+        tail: String,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("could not start {name}: {source}")]
+    Spawn {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{name} exited before it was ready ({status}); its last output:\n{tail}")]
+    Exited {
+        name: String,
+        status: String,
+        tail: String,
+    },
+    #[error("{name} was not ready within {waited:?} (GET /blank never answered 200); its last output:\n{tail}")]
+    NotReady {
+        name: String,
+        waited: Duration,
+        tail: String,
+    },
+}
+
+fn tail_of(text: &[u8]) -> String {
+    let start = text.len().saturating_sub(TAIL);
+    String::from_utf8_lossy(&text[start..]).into_owned()
+}
+
+/// Runs the manifest's build command in `dir` (nothing when it is empty).
+pub fn build(dir: &Path, m: &ServerManifest) -> Result<BuildReport, BuildError> {
+    let started = Instant::now();
+    if m.build.trim().is_empty() {
+        return Ok(BuildReport {
+            duration: Duration::ZERO,
+        });
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&m.build)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| BuildError::Spawn {
+            name: m.name.clone(),
+            source,
+        })?;
+    if !out.status.success() {
+        let mut all = out.stdout;
+        all.extend_from_slice(&out.stderr);
+        return Err(BuildError::Failed {
+            name: m.name.clone(),
+            status: out.status.to_string(),
+            tail: tail_of(&all),
+        });
+    }
+    Ok(BuildReport {
+        duration: started.elapsed(),
+    })
+}
+
+/// A free port on 127.0.0.1 (bound, then released for the server to take).
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// A started server. Dropping it stops the whole process group.
+pub struct RunningServer {
+    pub name: String,
+    pub addr: SocketAddr,
+    child: Child,
+    log: PathBuf,
+}
+
+/// Starts the manifest's run command in `dir` with HOST and PORT set, in a
+/// new process group, its output going to a log file.
+pub fn start(
+    dir: &Path,
+    m: &ServerManifest,
+    addr: SocketAddr,
+    args: &[String],
+) -> Result<RunningServer, StartError> {
+    let spawn_err = |source| StartError::Spawn {
+        name: m.name.clone(),
+        source,
+    };
+    let log = std::env::temp_dir().join(format!(
+        "netbench-{}-{}-{}.log",
+        m.name,
+        std::process::id(),
+        addr.port()
+    ));
+    let out = File::create(&log).map_err(spawn_err)?;
+    let err = out.try_clone().map_err(spawn_err)?;
+    let command = if args.is_empty() {
+        m.run.clone()
+    } else {
+        format!("{} {}", m.run, args.join(" "))
+    };
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("exec {command}"))
+        .current_dir(dir)
+        .env("HOST", addr.ip().to_string())
+        .env("PORT", addr.port().to_string())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    // SAFETY: between fork and exec only async-signal-safe calls: setpgid and
+    // prctl. The group lets stop() reach every process the server starts; the
+    // death signal stops the server if this process dies without stopping it.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(spawn_err)?;
+    Ok(RunningServer {
+        name: m.name.clone(),
+        addr,
+        child,
+        log,
+    })
+}
+
+impl RunningServer {
+    /// The end of what the server wrote to stdout and stderr.
+    pub fn log_tail(&self) -> String {
+        let mut text = Vec::new();
+        if let Ok(mut f) = File::open(&self.log) {
+            let len = f.metadata().map_or(0, |m| m.len());
+            let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL as u64)));
+            let _ = f.read_to_end(&mut text);
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    }
+
+    /// Polls with a contract request until it succeeds; returns how long that
+    /// took. No fixed sleeps: a short pause between failed attempts only.
+    pub fn wait_ready(&mut self, deadline: Duration) -> Result<Duration, StartError> {
+        let started = Instant::now();
+        let client = Client {
+            addr: self.addr,
+            host: self.addr.to_string(),
+            timeout: Duration::from_secs(2),
+        };
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(StartError::Exited {
+                    name: self.name.clone(),
+                    status: status.to_string(),
+                    tail: self.log_tail(),
+                });
+            }
+            if client
+                .request("GET", "/blank", None)
+                .is_ok_and(|r| r.status == 200)
+            {
+                return Ok(started.elapsed());
+            }
+            if started.elapsed() > deadline {
+                return Err(StartError::NotReady {
+                    name: self.name.clone(),
+                    waited: deadline,
+                    tail: self.log_tail(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGTERM to the group, then SIGKILL after `grace`. Idempotent.
+    pub fn stop(&mut self, grace: Duration) {
+        let pgid = self.child.id() as libc::pid_t;
+        if let Ok(Some(_)) = self.child.try_wait() {
+            // The leader is gone; children it left in the group still go.
+            // SAFETY: signalling our own process group id.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            return;
+        }
+        // SAFETY: signalling the process group we created.
+        unsafe { libc::kill(-pgid, libc::SIGTERM) };
+        let until = Instant::now() + grace;
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: as above; harmless if the group is already empty.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(2));
+        let _ = std::fs::remove_file(&self.log);
+    }
+}

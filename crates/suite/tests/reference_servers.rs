@@ -1,0 +1,106 @@
+//! Every server under servers/ builds on this machine, starts on a free
+//! port, passes `verify` with no failed check, and answers `/` as /blank or
+//! /work when started with the argument 0 or 1. Servers are found by their
+//! manifests; none is named here.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, WorkGenerator};
+use netbench_suite::{build, discover, free_port, start, ServerManifest};
+
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+fn servers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../servers")
+}
+
+fn client(addr: SocketAddr) -> Client {
+    Client {
+        addr,
+        host: addr.to_string(),
+        timeout: Duration::from_secs(5),
+    }
+}
+
+/// Everything wrong with one server, or nothing.
+fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Err(e) = build(dir, m) {
+        return vec![e.to_string()];
+    }
+    let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
+    let mut server = match start(dir, m, addr, &[]) {
+        Ok(s) => s,
+        Err(e) => return vec![e.to_string()],
+    };
+    if let Err(e) = server.wait_ready(READY_WITHIN) {
+        return vec![e.to_string()];
+    }
+    let report = verify(&VerifyOptions::new(client(addr), 0x6e62_7631));
+    for c in &report.checks {
+        if c.status == CheckStatus::Fail {
+            problems.push(format!("verify {}: {}", c.name, c.reason));
+        }
+    }
+    server.stop(Duration::from_secs(5));
+
+    // The NetBenchmarks compatibility mode: `/` as /blank (0) or /work (1).
+    let mut case = WorkGenerator::new(7, 10);
+    for mode in ["0", "1"] {
+        let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
+        let mut server = match start(dir, m, addr, &[mode.to_string()]) {
+            Ok(s) => s,
+            Err(e) => {
+                problems.push(e.to_string());
+                continue;
+            }
+        };
+        if let Err(e) = server.wait_ready(READY_WITHIN) {
+            problems.push(format!("mode {mode}: {e}"));
+            continue;
+        }
+        let c = client(addr);
+        let ok = if mode == "0" {
+            c.request("GET", "/", None)
+                .is_ok_and(|r| r.status == 200 && r.body == b"OK")
+        } else {
+            let case = case.next_case();
+            c.request("POST", "/", Some(&case.body)).is_ok_and(|r| {
+                r.status == 200
+                    && netbench_engine::BodyExpect::json(case.expected.clone()).matches(&r.body)
+            })
+        };
+        if !ok {
+            problems.push(format!(
+                "`/` with argument {mode} does not answer as {}",
+                if mode == "0" { "/blank" } else { "/work" }
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_reference_server_builds_and_conforms() {
+    let servers = discover(&servers_dir()).expect("server manifests are valid");
+    assert!(!servers.is_empty(), "no servers found under servers/");
+    let mut failures = Vec::new();
+    for (dir, m) in &servers {
+        let problems = check_server(dir, m);
+        eprintln!(
+            "{}: {}",
+            m.name,
+            if problems.is_empty() {
+                "conforms"
+            } else {
+                "FAILS"
+            }
+        );
+        for p in problems {
+            failures.push(format!("{}: {p}", m.name));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
