@@ -39,6 +39,8 @@ test:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	$(CARGO) fmt --manifest-path servers/rust-hyper/Cargo.toml -- --check
+	@out=$$(gofmt -l servers/go-nethttp); [ -z "$$out" ] || { echo "gofmt: $$out" >&2; exit 1; }
 
 # netbench against wrk on a pinned nginx; prints a Markdown table (README, "Benchmark").
 bench: build

@@ -211,3 +211,82 @@ fn ctrl_c_prints_the_result_so_far_marked_interrupted() {
     assert!(json["requests"].as_u64().unwrap() > 0);
     assert!(json["duration_s"].as_f64().unwrap() < 30.0);
 }
+
+#[test]
+fn verify_passes_a_conforming_server_and_fails_a_canned_one() {
+    use netbench_testkit::{serve_contract, Flaw};
+    let good = serve_contract(Flaw::None);
+    let out = netbench(&["verify", "--documents", "10", &good.url("/")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("PASS  work"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("conforms"), "{stdout}");
+
+    let canned = serve_contract(Flaw::CannedWork);
+    let out = netbench(&["verify", "--documents", "10", "--json", &canned.url("/")]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["conforms"], false);
+    let work = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "work")
+        .unwrap();
+    assert_eq!(work["status"], "fail");
+    assert!(json["seed"].is_u64());
+
+    let out = netbench(&["verify", "https://127.0.0.1:1/"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_work_test_under_load_catches_a_caching_server() {
+    use netbench_testkit::{serve_contract, Flaw};
+    let good = serve_contract(Flaw::None);
+    let out = netbench(&[
+        "load",
+        "-c",
+        "4",
+        "-n",
+        "400",
+        "--work",
+        "100",
+        "--seed",
+        "1",
+        &good.url("/work"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("400 good, 0 errors"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(text(&out.stdout).contains("100 generated documents of 10 dates, seed 1"));
+
+    let cached = serve_contract(Flaw::CachedWork);
+    let out = netbench(&[
+        "load",
+        "-c",
+        "4",
+        "-n",
+        "400",
+        "--work",
+        "100",
+        "--seed",
+        "1",
+        &cached.url("/work"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("errors       body "),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -6,4 +6,6 @@ mod manifest;
 mod server;
 
 pub use manifest::{discover, load_manifest, ManifestError, ServerManifest, Variant};
-pub use server::{build, free_port, start, BuildError, BuildReport, RunningServer, StartError};
+pub use server::{
+    build, free_port, run_tests, start, BuildError, BuildReport, RunningServer, StartError,
+};

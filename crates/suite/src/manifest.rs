@@ -27,6 +27,10 @@ pub struct ServerManifest {
     pub build: String,
     /// Shell command run in the server's folder with HOST and PORT set.
     pub run: String,
+    /// Shell command that runs the server's own tests in its folder (after
+    /// `build`); empty when it has none.
+    #[serde(default)]
+    pub test: String,
     /// Other ways to run the same server (another allocator, thread count or
     /// I/O model), each a named set of environment variables and arguments.
     #[serde(default)]

@@ -25,15 +25,17 @@ pub struct BuildReport {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("could not run the build of {name}: {source}")]
+    #[error("could not run the {step} of {name}: {source}; is its toolchain installed (see its server.toml)?")]
     Spawn {
         name: String,
+        step: &'static str,
         #[source]
         source: std::io::Error,
     },
-    #[error("the build of {name} failed ({status}); its last output:\n{tail}")]
+    #[error("the {step} of {name} failed ({status}); its last output:\n{tail}")]
     Failed {
         name: String,
+        step: &'static str,
         status: String,
         tail: String,
     },
@@ -68,20 +70,35 @@ fn tail_of(text: &[u8]) -> String {
 
 /// Runs the manifest's build command in `dir` (nothing when it is empty).
 pub fn build(dir: &Path, m: &ServerManifest) -> Result<BuildReport, BuildError> {
+    run_step(dir, m, "build", &m.build)
+}
+
+/// Runs the manifest's test command in `dir` (nothing when it is empty).
+pub fn run_tests(dir: &Path, m: &ServerManifest) -> Result<BuildReport, BuildError> {
+    run_step(dir, m, "tests", &m.test)
+}
+
+fn run_step(
+    dir: &Path,
+    m: &ServerManifest,
+    step: &'static str,
+    command: &str,
+) -> Result<BuildReport, BuildError> {
     let started = Instant::now();
-    if m.build.trim().is_empty() {
+    if command.trim().is_empty() {
         return Ok(BuildReport {
             duration: Duration::ZERO,
         });
     }
     let out = Command::new("sh")
         .arg("-c")
-        .arg(&m.build)
+        .arg(command)
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
         .map_err(|source| BuildError::Spawn {
             name: m.name.clone(),
+            step,
             source,
         })?;
     if !out.status.success() {
@@ -89,6 +106,7 @@ pub fn build(dir: &Path, m: &ServerManifest) -> Result<BuildReport, BuildError> 
         all.extend_from_slice(&out.stderr);
         return Err(BuildError::Failed {
             name: m.name.clone(),
+            step,
             status: out.status.to_string(),
             tail: tail_of(&all),
         });

@@ -1,5 +1,5 @@
-//! Every server under servers/ builds on this machine, starts on a free
-//! port, passes `verify` with no failed check, and answers `/` as /blank or
+//! Every server under servers/ builds on this machine, passes its own tests,
+//! starts on a free port, passes `verify` with no failed check, and answers `/` as /blank or
 //! /work when started with the argument 0 or 1. Servers are found by their
 //! manifests; none is named here.
 
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, WorkGenerator};
-use netbench_suite::{build, discover, free_port, start, ServerManifest};
+use netbench_suite::{build, discover, free_port, run_tests, start, ServerManifest};
 
 const READY_WITHIN: Duration = Duration::from_secs(60);
 
@@ -29,6 +29,9 @@ fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
     let mut problems = Vec::new();
     if let Err(e) = build(dir, m) {
         return vec![e.to_string()];
+    }
+    if let Err(e) = run_tests(dir, m) {
+        problems.push(e.to_string());
     }
     let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
     let mut server = match start(dir, m, addr, &[]) {

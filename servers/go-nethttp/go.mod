@@ -1,0 +1,3 @@
+module netbench/servers/go-nethttp
+
+go 1.22

@@ -1,0 +1,97 @@
+package netbench;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * netbench reference server on the JDK's built-in {@code com.sun.net.httpserver.HttpServer}:
+ * one dispatcher thread accepts connections and reads requests off a selector, and a fixed
+ * pool of worker threads runs the handlers.
+ *
+ * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234),
+ * {@code THREADS} (worker threads, default the number of available processors).
+ * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
+ * {@code /work}.
+ */
+public final class Server {
+    private final HttpServer http;
+    private final ExecutorService pool;
+
+    private Server(HttpServer http, ExecutorService pool) {
+        this.http = http;
+        this.pool = pool;
+    }
+
+    /** Binds, starts and returns the server; port 0 picks a free port. */
+    public static Server start(InetSocketAddress address, int threads, Router.Root root) throws IOException {
+        HttpServer http = HttpServer.create(address, 0); // 0: the system's default backlog
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        http.setExecutor(pool);
+        http.createContext("/", new Router(root));
+        http.start();
+        return new Server(http, pool);
+    }
+
+    /** The address the server listens on (with the real port when it was started on port 0). */
+    public InetSocketAddress address() {
+        return http.getAddress();
+    }
+
+    /** Closes the listener and every connection at once, then the worker pool. */
+    public void stop() {
+        http.stop(0);
+        pool.shutdownNow();
+    }
+
+    public static void main(String[] args) {
+        Router.Root root = Router.Root.NOT_FOUND;
+        if (args.length > 0) {
+            switch (args[0]) {
+                case "0":
+                    root = Router.Root.BLANK;
+                    break;
+                case "1":
+                    root = Router.Root.WORK;
+                    break;
+                default:
+                    System.err.println("usage: java -jar server.jar [0|1]  (0: / is /blank, 1: / is /work)");
+                    System.exit(2);
+            }
+        }
+        String host = env("HOST", "127.0.0.1");
+        int port;
+        int threads;
+        try {
+            port = Integer.parseInt(env("PORT", "1234"));
+            threads = Integer.parseInt(env("THREADS", Integer.toString(Runtime.getRuntime().availableProcessors())));
+        } catch (NumberFormatException e) {
+            System.err.println("PORT and THREADS must be integers: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        if (threads < 1) {
+            System.err.println("THREADS must be at least 1");
+            System.exit(2);
+        }
+        Server server;
+        try {
+            server = start(new InetSocketAddress(host, port), threads, root);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("cannot listen on " + host + ":" + port + ": " + e);
+            System.exit(1);
+            return;
+        }
+        // SIGTERM runs the shutdown hooks: stop accepting, close connections, let the JVM exit.
+        Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "shutdown"));
+        System.err.println("java-jdk listening on " + host + ":" + server.address().getPort()
+                + " with " + threads + " worker threads");
+    }
+
+    private static String env(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isEmpty() ? fallback : value;
+    }
+}

@@ -1,0 +1,207 @@
+//! netbench reference server on hyper 1.x (HTTP/1.1) and the tokio
+//! multi-thread runtime: one task per connection, epoll underneath.
+//!
+//! Environment: `HOST` (default `127.0.0.1`), `PORT` (default `1234`).
+//! Optional first argument `0` or `1`: `/` answers as `/blank` or `/work`.
+
+mod work;
+
+use std::convert::Infallible;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// What `/` answers, chosen by the optional first command-line argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Root {
+    NotFound,
+    Blank,
+    Work,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    Blank,
+    Work,
+    Echo,
+    NotFound,
+}
+
+fn route(path: &str, root: Root) -> Route {
+    match path {
+        "/blank" => Route::Blank,
+        "/work" => Route::Work,
+        "/" => match root {
+            Root::Blank => Route::Blank,
+            Root::Work => Route::Work,
+            Root::NotFound => Route::NotFound,
+        },
+        _ if path.starts_with("/echo/") => Route::Echo,
+        _ => Route::NotFound,
+    }
+}
+
+fn respond(
+    status: StatusCode,
+    content_type: HeaderValue,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    // A `Full` body has an exact length, so hyper frames it with Content-Length.
+    let mut response = Response::new(Full::new(body.into()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, content_type);
+    response
+}
+
+fn not_allowed(allow: &'static str) -> Response<Full<Bytes>> {
+    let mut response = respond(StatusCode::METHOD_NOT_ALLOWED, TEXT, "method not allowed");
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+async fn handle(
+    request: Request<Incoming>,
+    root: Root,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let path = request.uri().path();
+    let response = match (route(path, root), request.method()) {
+        (Route::Blank, &Method::GET) => respond(StatusCode::OK, TEXT, "OK"),
+        (Route::Echo, &Method::GET) => {
+            let text = path.strip_prefix("/echo/").unwrap_or_default();
+            let text = Bytes::copy_from_slice(text.as_bytes());
+            respond(StatusCode::OK, TEXT, text)
+        }
+        (Route::Work, &Method::POST) => {
+            // Content-Length or chunked: hyper decodes both.
+            match request.into_body().collect().await {
+                Ok(body) => match work::answer(&body.to_bytes()) {
+                    Ok(json) => respond(StatusCode::OK, JSON, json),
+                    Err(e) => respond(StatusCode::BAD_REQUEST, TEXT, e.to_string()),
+                },
+                Err(_) => respond(StatusCode::BAD_REQUEST, TEXT, "cannot read the body"),
+            }
+        }
+        (Route::NotFound, _) => respond(StatusCode::NOT_FOUND, TEXT, "not found"),
+        (Route::Work, _) => not_allowed("POST"),
+        (Route::Blank | Route::Echo, _) => not_allowed("GET"),
+    };
+    Ok(response)
+}
+
+fn parse_args() -> Result<Root, String> {
+    let mut args = std::env::args().skip(1);
+    let root = match args.next().as_deref() {
+        None => Root::NotFound,
+        Some("0") => Root::Blank,
+        Some("1") => Root::Work,
+        Some(other) => return Err(format!("unknown argument {other:?}")),
+    };
+    if args.next().is_some() {
+        return Err("too many arguments".into());
+    }
+    Ok(root)
+}
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_owned())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let root = match parse_args() {
+        Ok(root) => root,
+        Err(e) => {
+            eprintln!("{e}\nusage: rust-hyper [0|1]  (0: / is /blank, 1: / is /work)");
+            return ExitCode::from(2);
+        }
+    };
+    let host = env_or("HOST", "127.0.0.1");
+    let port: u16 = match env_or("PORT", "1234").parse() {
+        Ok(port) => port,
+        Err(e) => {
+            eprintln!("PORT: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // A bare IPv6 address such as `::1` works too: the pair is not a "host:port" string.
+    let listener = match TcpListener::bind((host.as_str(), port)).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("cannot listen on {host} port {port}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    if let Ok(addr) = listener.local_addr() {
+        eprintln!("rust-hyper listening on {addr}");
+    }
+
+    let http = http1::Builder::new();
+    let graceful = GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = match accepted {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        // EMFILE and the like: keep serving the connections we have.
+                        eprintln!("accept: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                let service = service_fn(move |request| handle(request, root));
+                let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(async move {
+                    // Errors here are clients going away mid-request: nothing to report.
+                    let _ = connection.await;
+                });
+            }
+            _ = terminate.recv() => break,
+            _ = interrupt.recv() => break,
+        }
+    }
+    // Stop accepting; close idle keep-alive connections and let requests in
+    // flight finish, for at most a second.
+    drop(listener);
+    let _ = tokio::time::timeout(Duration::from_secs(1), graceful.shutdown()).await;
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        assert_eq!(route("/blank", Root::NotFound), Route::Blank);
+        assert_eq!(route("/work", Root::NotFound), Route::Work);
+        assert_eq!(route("/echo/abc-1.2_x~y", Root::NotFound), Route::Echo);
+        assert_eq!(route("/echo/", Root::NotFound), Route::Echo);
+        assert_eq!(route("/echo", Root::NotFound), Route::NotFound);
+        assert_eq!(route("/nope", Root::NotFound), Route::NotFound);
+        assert_eq!(route("/", Root::NotFound), Route::NotFound);
+        assert_eq!(route("/", Root::Blank), Route::Blank);
+        assert_eq!(route("/", Root::Work), Route::Work);
+        assert_eq!(route("/blank/", Root::Blank), Route::NotFound);
+    }
+}
