@@ -291,6 +291,7 @@ mod tests {
         let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
         match cli.command {
             crate::cli::Command::Load(a) => *a,
+            other => panic!("not a load command: {other:?}"),
         }
     }
 
