@@ -4,6 +4,7 @@
 
 mod client;
 mod generator;
+mod requests;
 mod rng;
 mod timefmt;
 mod verify;
@@ -11,6 +12,7 @@ mod work;
 
 pub use client::{Client, ClientError, Response};
 pub use generator::{WorkCase, WorkGenerator, DEFAULT_DATES};
+pub use requests::{blank_request, echo_request, work_requests};
 pub use rng::SplitMix64;
 pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_iso_millis};
 pub use verify::{verify, Check, CheckStatus, VerifyOptions, VerifyReport};

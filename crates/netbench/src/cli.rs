@@ -37,6 +37,73 @@ pub(crate) enum Command {
     /// each check passes, warns or fails with a one-line reason.
     #[command(after_help = VERIFY_HELP)]
     Verify(VerifyArgs),
+    /// Run a suite: build every server, verify each against the contract, run
+    /// the whole matrix with the server and client on disjoint CPUs, store
+    /// every number in SQLite and print the table.
+    #[command(after_help = RUN_HELP)]
+    Run(RunArgs),
+    /// List the runs in the results store.
+    Runs(StoreArgs),
+    /// Print a stored run's table (the latest when RUN is omitted).
+    Show(ShowArgs),
+}
+
+const RUN_HELP: &str = "\
+Suites (suites/*.toml): quick (every server, blank and work at 1 and 100
+connections, short runs), standard (blank and work at 1, 100 and 10,000
+connections, 3 repetitions; about 25 minutes here), stress (exactly 100,000
+blank requests over 1 to 1,000 connections). A path to any suite file works too.
+
+Each server is built once (skipped while its sources are unchanged), started
+fresh for every measurement in its own process group on a free port, pinned to
+CPUs apart from the client's, sampled from /proc at 10 Hz, and stopped
+(SIGTERM, then SIGKILL of the group). Repetitions are interleaved across
+servers. A server that cannot build, never gets ready or fails verify is left
+out with its reason; a cell whose server crashes is recorded as failed; the
+run goes on either way. Ctrl-C or SIGTERM stops the run cleanly (finished
+cells are kept); `netbench run --resume RUN` finishes it.
+
+Exit codes:
+  0    the run completed, every server took part and every cell succeeded
+  1    the run completed, but a server was left out or a cell failed
+  2    bad usage, or netbench itself failed (the store, the placement)
+  130  interrupted by Ctrl-C or SIGTERM; resume it with --resume";
+
+#[derive(Debug, Args)]
+pub(crate) struct StoreArgs {
+    /// The results store (SQLite).
+    #[arg(long, default_value = "results/netbench.sqlite")]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// The run's id (see `netbench runs`); the latest when omitted.
+    pub run: Option<i64>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// A suite name under --suites, or a path to a suite file.
+    #[arg(default_value = "standard")]
+    pub suite: String,
+
+    /// Finish an interrupted run: its finished cells are kept, the rest run.
+    #[arg(long, value_name = "RUN", conflicts_with = "suite")]
+    pub resume: Option<i64>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Where the servers are (one folder with a server.toml each).
+    #[arg(long, default_value = "servers")]
+    pub servers: PathBuf,
+
+    /// Where suite names are looked up.
+    #[arg(long, default_value = "suites")]
+    pub suites: PathBuf,
 }
 
 const VERIFY_HELP: &str = "\

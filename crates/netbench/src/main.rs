@@ -6,6 +6,8 @@ mod durations;
 mod load;
 mod pool;
 mod progress;
+mod run;
+mod run_progress;
 mod seed;
 mod verify;
 
@@ -30,6 +32,9 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         cli::Command::Load(args) => load::run(*args),
         cli::Command::Verify(args) => verify::run(args),
+        cli::Command::Run(args) => run::run(args),
+        cli::Command::Runs(args) => run::list(args),
+        cli::Command::Show(args) => run::show(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

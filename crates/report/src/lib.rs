@@ -5,11 +5,13 @@
 mod format;
 mod load_json;
 mod load_text;
+mod suite_table;
 mod verify_text;
 
-pub use format::{format_duration_ns, verdict_line};
+pub use format::{format_duration_ns, thousands, verdict_line};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;
+pub use suite_table::{run_table, write_run_table, CellStats, RunTable};
 pub use verify_text::{verify_json, write_verify_text};
 
 /// What was run, as the user gave it, for the report's header.

@@ -1,11 +1,27 @@
-//! Orchestration of the servers under test: reading their manifests,
-//! building them, and running each in its own process group on a free port
-//! until it is ready, then stopping it for sure.
+//! Orchestration of `netbench run`: suite files, server manifests, builds,
+//! server lifecycle (own process group, readiness, certain stop), CPU
+//! placement, /proc sampling, the matrix of cells, statistics over
+//! repetitions and the SQLite results store.
 
+mod cell;
+pub mod environment;
 mod manifest;
+pub mod placement;
+mod runner;
+pub mod sampler;
 mod server;
+pub mod stats;
+pub mod store;
+mod suite;
+mod targets;
 
 pub use manifest::{discover, load_manifest, ManifestError, ServerManifest, Variant};
+pub use runner::{run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
 pub use server::{
     build, free_port, run_tests, start, BuildError, BuildReport, RunningServer, StartError,
+    StartSpec,
 };
+pub use suite::{
+    parse_cpu_list, selector_matches, Endpoint, Length, Placement, Scenario, Suite, SuiteError,
+};
+pub use targets::{select, Target};

@@ -31,6 +31,9 @@ pub struct ServerManifest {
     /// `build`); empty when it has none.
     #[serde(default)]
     pub test: String,
+    /// What the build produces (a path in the server's folder), for its size.
+    #[serde(default)]
+    pub artefact: String,
     /// Other ways to run the same server (another allocator, thread count or
     /// I/O model), each a named set of environment variables and arguments.
     #[serde(default)]

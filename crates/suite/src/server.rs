@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use netbench_contract::Client;
 
 use crate::manifest::ServerManifest;
+use crate::placement::cpu_set;
 
 /// How much of a failing build's or server's output a message shows.
 const TAIL: usize = 2000;
@@ -121,11 +122,39 @@ pub fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// How to start one server process.
+#[derive(Debug, Clone)]
+pub struct StartSpec {
+    pub addr: SocketAddr,
+    /// Appended to the manifest's run command (a variant's args, or the
+    /// NetBenchmarks `/` mode).
+    pub args: Vec<String>,
+    /// Added to the environment (a variant's env).
+    pub env: Vec<(String, String)>,
+    /// CPUs the server may run on; `None` leaves it unpinned.
+    pub cpus: Option<Vec<usize>>,
+}
+
+impl StartSpec {
+    pub fn at(addr: SocketAddr) -> Self {
+        StartSpec {
+            addr,
+            args: Vec::new(),
+            env: Vec::new(),
+            cpus: None,
+        }
+    }
+}
+
 /// A started server. Dropping it stops the whole process group.
 pub struct RunningServer {
     pub name: String,
     pub addr: SocketAddr,
     child: Child,
+    /// A shell blocked reading a pipe only this process writes to: when this
+    /// process ends, however it ends, the pipe closes and the guard kills the
+    /// server's whole group, so no server outlives netbench.
+    guard: Option<Child>,
     log: PathBuf,
 }
 
@@ -134,13 +163,13 @@ pub struct RunningServer {
 pub fn start(
     dir: &Path,
     m: &ServerManifest,
-    addr: SocketAddr,
-    args: &[String],
+    spec: &StartSpec,
 ) -> Result<RunningServer, StartError> {
     let spawn_err = |source| StartError::Spawn {
         name: m.name.clone(),
         source,
     };
+    let addr = spec.addr;
     let log = std::env::temp_dir().join(format!(
         "netbench-{}-{}-{}.log",
         m.name,
@@ -149,10 +178,10 @@ pub fn start(
     ));
     let out = File::create(&log).map_err(spawn_err)?;
     let err = out.try_clone().map_err(spawn_err)?;
-    let command = if args.is_empty() {
+    let command = if spec.args.is_empty() {
         m.run.clone()
     } else {
-        format!("{} {}", m.run, args.join(" "))
+        format!("{} {}", m.run, spec.args.join(" "))
     };
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
@@ -160,26 +189,45 @@ pub fn start(
         .current_dir(dir)
         .env("HOST", addr.ip().to_string())
         .env("PORT", addr.port().to_string())
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
-    // SAFETY: between fork and exec only async-signal-safe calls: setpgid and
-    // prctl. The group lets stop() reach every process the server starts; the
-    // death signal stops the server if this process dies without stopping it.
+    let cpus = spec.cpus.as_deref().map(cpu_set);
+    // SAFETY: between fork and exec only async-signal-safe calls: setpgid,
+    // prctl and sched_setaffinity on a set built before the fork. The group
+    // lets stop() reach every process the server starts; the death signal
+    // covers the window before the guard below is running.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             if libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if let Some(set) = &cpus {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             Ok(())
         });
     }
     let child = cmd.spawn().map_err(spawn_err)?;
+    let guard = Command::new("sh")
+        .arg("-c")
+        .arg("read _; kill -9 -\"$1\" 2>/dev/null")
+        .arg("netbench-guard")
+        .arg(child.id().to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok();
     Ok(RunningServer {
         name: m.name.clone(),
         addr,
         child,
+        guard,
         log,
     })
 }
@@ -230,8 +278,24 @@ impl RunningServer {
         }
     }
 
+    /// The process id, which is also the id of the server's process group.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// How the server ended, if it already has.
+    pub fn exited(&mut self) -> Option<String> {
+        self.child.try_wait().ok().flatten().map(|s| s.to_string())
+    }
+
     /// SIGTERM to the group, then SIGKILL after `grace`. Idempotent.
     pub fn stop(&mut self, grace: Duration) {
+        if let Some(mut guard) = self.guard.take() {
+            // Stopped here, so the guard must not fire later at a group id
+            // that may have been reused.
+            let _ = guard.kill();
+            let _ = guard.wait();
+        }
         let pgid = self.child.id() as libc::pid_t;
         if let Ok(Some(_)) = self.child.try_wait() {
             // The leader is gone; children it left in the group still go.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, WorkGenerator};
-use netbench_suite::{build, discover, free_port, run_tests, start, ServerManifest};
+use netbench_suite::{build, discover, free_port, run_tests, start, ServerManifest, StartSpec};
 
 const READY_WITHIN: Duration = Duration::from_secs(60);
 
@@ -34,7 +34,7 @@ fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
         problems.push(e.to_string());
     }
     let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
-    let mut server = match start(dir, m, addr, &[]) {
+    let mut server = match start(dir, m, &StartSpec::at(addr)) {
         Ok(s) => s,
         Err(e) => return vec![e.to_string()],
     };
@@ -53,7 +53,11 @@ fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
     let mut case = WorkGenerator::new(7, 10);
     for mode in ["0", "1"] {
         let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
-        let mut server = match start(dir, m, addr, &[mode.to_string()]) {
+        let spec = StartSpec {
+            args: vec![mode.to_string()],
+            ..StartSpec::at(addr)
+        };
+        let mut server = match start(dir, m, &spec) {
             Ok(s) => s,
             Err(e) => {
                 problems.push(e.to_string());

@@ -1,0 +1,147 @@
+//! `netbench run`, `netbench runs`, `netbench show`: open the store, hand the
+//! suite to the runner, print the table.
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use netbench_report::write_run_table;
+use netbench_suite::store::{RunStatus, Store};
+use netbench_suite::{run_suite, RunRequest, Suite};
+
+use crate::cli::{RunArgs, ShowArgs, StoreArgs};
+use crate::exit;
+use crate::run_progress::ConsoleProgress;
+
+fn open(args: &StoreArgs) -> Result<Store> {
+    Store::open(&args.db)
+        .with_context(|| format!("opening the results store {}", args.db.display()))
+}
+
+/// First Ctrl-C or SIGTERM: stop cleanly. Second Ctrl-C: exit now (the
+/// servers' guards still stop every server).
+fn install_cancel() -> Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::flag;
+    let cancel = Arc::new(AtomicBool::new(false));
+    flag::register_conditional_shutdown(SIGINT, i32::from(exit::INTERRUPTED), Arc::clone(&cancel))?;
+    flag::register(SIGINT, Arc::clone(&cancel))?;
+    flag::register(SIGTERM, Arc::clone(&cancel))?;
+    Ok(cancel)
+}
+
+pub(crate) fn run(args: RunArgs) -> Result<u8> {
+    let mut store = open(&args.store)?;
+    let suite = match args.resume {
+        Some(id) => {
+            let stored = store
+                .run(id)
+                .with_context(|| format!("finding run {id} to resume"))?;
+            if stored.status == RunStatus::Complete {
+                bail!("run {id} is already complete; `netbench show {id}` prints it");
+            }
+            Suite::parse(&stored.suite, &stored.suite_toml)
+                .context("the stored suite of that run")?
+        }
+        None => Suite::load(&args.suite, &args.suites)?,
+    };
+    if !args.servers.is_dir() {
+        bail!(
+            "no servers folder at {}; run netbench from the project's root or pass --servers",
+            args.servers.display()
+        );
+    }
+    let project_dir = std::env::current_dir()?;
+    let cache_dir = args
+        .store
+        .db
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let request = RunRequest {
+        suite,
+        servers_dir: args.servers.clone(),
+        project_dir,
+        build_cache: cache_dir.join("build-cache.json"),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        resume: args.resume,
+        cancel: install_cancel()?,
+    };
+    let mut progress = ConsoleProgress::new();
+    let outcome = run_suite(&request, &mut store, &mut progress)?;
+
+    let detail = store.run(outcome.run)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    writeln!(out)?;
+    write_run_table(&mut out, &detail)?;
+    writeln!(
+        out,
+        "\nstored in {} as run {}",
+        args.store.db.display(),
+        outcome.run
+    )?;
+    out.flush()?;
+    Ok(match outcome.status {
+        RunStatus::Interrupted => {
+            eprintln!(
+                "netbench: interrupted; finish it with `netbench run --resume {}`",
+                outcome.run
+            );
+            exit::INTERRUPTED
+        }
+        RunStatus::Complete => {
+            let excluded = detail.servers.iter().any(|s| s.excluded_reason.is_some());
+            let failed = detail.measurements.iter().any(|m| m.failure.is_some());
+            if excluded || failed {
+                exit::TOO_MANY_ERRORS
+            } else {
+                exit::OK
+            }
+        }
+        _ => exit::FAILURE,
+    })
+}
+
+pub(crate) fn list(args: StoreArgs) -> Result<u8> {
+    let store = open(&args)?;
+    let runs = store.runs()?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if runs.is_empty() {
+        writeln!(
+            out,
+            "no runs in {}; start one with `netbench run quick`",
+            args.db.display()
+        )?;
+    }
+    for r in runs {
+        writeln!(
+            out,
+            "{:>4}  {:<10}  {:<11}  {}  {} ok, {} failed",
+            r.id,
+            r.suite,
+            r.status.as_str(),
+            r.started_at,
+            r.ok,
+            r.failed
+        )?;
+    }
+    Ok(exit::OK)
+}
+
+pub(crate) fn show(args: ShowArgs) -> Result<u8> {
+    let store = open(&args.store)?;
+    let id = match args.run {
+        Some(id) => id,
+        None => store
+            .latest_run()?
+            .with_context(|| format!("no runs in {}", args.store.db.display()))?,
+    };
+    let detail = store.run(id)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    write_run_table(&mut out, &detail)?;
+    Ok(exit::OK)
+}

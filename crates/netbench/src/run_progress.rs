@@ -1,0 +1,134 @@
+//! Progress of `netbench run` on stderr: what is built, verified and left
+//! out, then one line per measurement with the matrix's ETA.
+
+use std::io::Write;
+use std::time::Instant;
+
+use netbench_suite::{Event, Observer};
+
+use netbench_report::thousands;
+
+pub(crate) struct ConsoleProgress {
+    started: Instant,
+    /// Cells run in this process, for the ETA.
+    cells_run: usize,
+}
+
+impl ConsoleProgress {
+    pub(crate) fn new() -> Self {
+        ConsoleProgress {
+            started: Instant::now(),
+            cells_run: 0,
+        }
+    }
+
+    fn eta(&self, index: usize, total: usize) -> String {
+        if self.cells_run == 0 {
+            return String::new();
+        }
+        let per_cell = self.started.elapsed().as_secs_f64() / self.cells_run as f64;
+        let left = (total.saturating_sub(index)) as f64 * per_cell;
+        format!(
+            "  ETA {}m{:02}s",
+            (left / 60.0) as u64,
+            (left % 60.0) as u64
+        )
+    }
+}
+
+impl Observer for ConsoleProgress {
+    fn event(&mut self, e: Event<'_>) {
+        let mut err = std::io::stderr().lock();
+        let _ = match e {
+            Event::Started {
+                run,
+                servers,
+                cells,
+                done_before,
+            } => {
+                self.started = Instant::now();
+                let resumed = if done_before > 0 {
+                    format!(", {done_before} already done")
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    err,
+                    "netbench run {run}: {servers} server variants, {cells} measurements{resumed}"
+                )
+            }
+            Event::Building { server } => write!(err, "build  {server} ... "),
+            Event::Built {
+                seconds, cached, ..
+            } => {
+                if cached {
+                    writeln!(err, "unchanged, skipped")
+                } else {
+                    writeln!(err, "{seconds:.1}s")
+                }
+            }
+            Event::Excluded { server, reason } => {
+                writeln!(
+                    err,
+                    "LEFT OUT {server}: {}",
+                    reason.lines().next().unwrap_or("")
+                )
+            }
+            Event::Verified {
+                server,
+                passed,
+                warned,
+                ready_s,
+            } => {
+                writeln!(err, "verify {server}: {passed} checks passed, {warned} warned; ready in {ready_s:.2}s")
+            }
+            Event::CellStarted { index, total, key } => write!(
+                err,
+                "[{index:>3}/{total}] {}{} {} c={} rep {} ... ",
+                key.server,
+                if key.variant.is_empty() {
+                    String::new()
+                } else {
+                    format!(":{}", key.variant)
+                },
+                key.scenario,
+                key.connections,
+                key.repetition
+            ),
+            Event::CellFinished {
+                index,
+                total,
+                result,
+                failure,
+                ..
+            } => {
+                self.cells_run += 1;
+                let eta = self.eta(index, total);
+                match (result, failure) {
+                    (_, Some(f)) => {
+                        writeln!(err, "FAILED: {}{eta}", f.lines().next().unwrap_or(""))
+                    }
+                    (Some(r), None) => writeln!(
+                        err,
+                        "{} req/s, p99 {:.2}ms{}{}{eta}",
+                        thousands(r.rps.round() as u64),
+                        r.latency.p99_ns / 1e6,
+                        if r.errors.total() > 0 {
+                            format!(", {} errors", r.errors.total())
+                        } else {
+                            String::new()
+                        },
+                        if r.verdict.client_bound {
+                            ", client-bound"
+                        } else {
+                            ""
+                        },
+                    ),
+                    (None, None) => writeln!(err, "done{eta}"),
+                }
+            }
+            Event::Finished { run, status } => writeln!(err, "run {run} {}", status.as_str()),
+        };
+        let _ = err.flush();
+    }
+}

@@ -1,0 +1,300 @@
+//! The table people publish, rebuilt from a stored run: rows are test ×
+//! connections, columns are servers, each cell the median requests/s over
+//! the repetitions with its spread, p99 latency and every flag that
+//! qualifies the number.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use netbench_engine::LoadResult;
+use netbench_suite::stats::{summarize, too_noisy, Summary};
+use netbench_suite::store::{MeasurementStatus, RunDetail};
+use netbench_suite::Suite;
+
+use crate::format::{format_duration_ns, thousands};
+
+/// One table cell: the repetitions of one server at one test and
+/// connection count.
+#[derive(Debug, Clone, Default)]
+pub struct CellStats {
+    pub rps: Option<Summary>,
+    pub p99_ns: Option<f64>,
+    pub client_bound: bool,
+    pub errors: u64,
+    pub failed: usize,
+    pub repetitions: usize,
+    /// The first failure's reason, for the notes under the table.
+    pub failure: Option<String>,
+}
+
+impl CellStats {
+    pub fn noisy(&self) -> bool {
+        self.rps.as_ref().is_some_and(too_noisy)
+    }
+
+    /// Flags that qualify the number, as short marks.
+    pub fn flags(&self) -> String {
+        let mut f = String::new();
+        if self.client_bound {
+            f.push('C');
+        }
+        if self.noisy() {
+            f.push('~');
+        }
+        if self.errors > 0 {
+            f.push('E');
+        }
+        if self.failed > 0 {
+            f.push('F');
+        }
+        f
+    }
+}
+
+/// The table's content: row keys in suite order, column labels, cells.
+#[derive(Debug, Clone)]
+pub struct RunTable {
+    pub rows: Vec<(String, u32)>,
+    pub columns: Vec<String>,
+    pub cells: BTreeMap<(String, u32, String), CellStats>,
+}
+
+fn label(server: &str, variant: &str) -> String {
+    if variant.is_empty() {
+        server.to_string()
+    } else {
+        format!("{server}:{variant}")
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    Some(if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    })
+}
+
+/// Groups a run's measurements into table cells.
+pub fn run_table(run: &RunDetail) -> RunTable {
+    let mut rows: Vec<(String, u32)> = match Suite::parse(&run.suite, &run.suite_toml) {
+        Ok(s) => s
+            .scenarios
+            .iter()
+            .flat_map(|sc| sc.connections.iter().map(move |&c| (sc.name.clone(), c)))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let mut columns: Vec<String> = run
+        .servers
+        .iter()
+        .filter(|s| s.excluded_reason.is_none())
+        .map(|s| label(&s.server, &s.variant))
+        .collect();
+    let mut raw: BTreeMap<(String, u32, String), Vec<&netbench_suite::store::StoredMeasurement>> =
+        BTreeMap::new();
+    for m in &run.measurements {
+        let col = label(&m.key.server, &m.key.variant);
+        if !columns.contains(&col) {
+            columns.push(col.clone());
+        }
+        let row = (m.key.scenario.clone(), m.key.connections);
+        if !rows.contains(&row) {
+            rows.push(row.clone());
+        }
+        raw.entry((row.0, row.1, col)).or_default().push(m);
+    }
+    let cells = raw
+        .into_iter()
+        .map(|(k, ms)| {
+            let mut c = CellStats {
+                repetitions: ms.len(),
+                ..CellStats::default()
+            };
+            let mut rps = Vec::new();
+            let mut p99 = Vec::new();
+            for m in ms {
+                if m.status == MeasurementStatus::Failed {
+                    c.failed += 1;
+                    if c.failure.is_none() {
+                        c.failure = m.failure.clone();
+                    }
+                    continue;
+                }
+                let Some(r) = m
+                    .result_json
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str::<LoadResult>(j).ok())
+                else {
+                    continue;
+                };
+                rps.push(r.rps);
+                if r.latency.count > 0 {
+                    p99.push(r.latency.p99_ns);
+                }
+                c.client_bound |= r.verdict.client_bound;
+                c.errors += r.errors.total();
+            }
+            c.rps = summarize(&rps);
+            c.p99_ns = median(p99);
+            (k, c)
+        })
+        .collect();
+    RunTable {
+        rows,
+        columns,
+        cells,
+    }
+}
+
+fn cell_text(c: Option<&CellStats>) -> String {
+    let Some(c) = c else {
+        return "-".to_string();
+    };
+    let Some(rps) = c.rps else {
+        return format!("failed {}/{} F", c.failed, c.repetitions);
+    };
+    let spread = match rps.ci95 {
+        Some((lo, hi)) if rps.median > 0.0 => {
+            format!(" ±{:.0}%", (hi - lo) / 2.0 / rps.median * 100.0)
+        }
+        _ => String::new(),
+    };
+    let p99 = c
+        .p99_ns
+        .map_or(String::new(), |p| format!(" p99 {}", format_duration_ns(p)));
+    let flags = c.flags();
+    let flags = if flags.is_empty() {
+        String::new()
+    } else {
+        format!(" {flags}")
+    };
+    format!(
+        "{}{spread}{p99}{flags}",
+        thousands(rps.median.round() as u64)
+    )
+}
+
+/// Writes the run's header, the table, the legend and the notes (excluded
+/// servers and failed cells, each with its reason).
+pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> {
+    let t = run_table(run);
+    let ok = run
+        .measurements
+        .iter()
+        .filter(|m| m.status == MeasurementStatus::Ok)
+        .count();
+    writeln!(
+        out,
+        "run {} · suite {} · {} · started {}{} · {} measurements, {} failed",
+        run.id,
+        run.suite,
+        run.status.as_str(),
+        run.started_at,
+        run.finished_at
+            .as_deref()
+            .map(|f| format!(", finished {f}"))
+            .unwrap_or_default(),
+        run.measurements.len(),
+        run.measurements.len() - ok
+    )?;
+    if let Some(note) = run.placement.get("note").and_then(|n| n.as_str()) {
+        writeln!(
+            out,
+            "CPUs: server {}, client {} ({note})",
+            run.placement["server"], run.placement["client"]
+        )?;
+    }
+    writeln!(out)?;
+    let mut header = vec!["test".to_string(), "connections".to_string()];
+    header.extend(t.columns.iter().cloned());
+    let mut lines = vec![header];
+    for (scenario, conns) in &t.rows {
+        let mut line = vec![scenario.clone(), thousands(u64::from(*conns))];
+        for col in &t.columns {
+            line.push(cell_text(t.cells.get(&(
+                scenario.clone(),
+                *conns,
+                col.clone(),
+            ))));
+        }
+        lines.push(line);
+    }
+    let widths: Vec<usize> = (0..lines[0].len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (n, line) in lines.iter().enumerate() {
+        let cells: Vec<String> = line
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = widths[i] - c.chars().count();
+                if i == 0 {
+                    format!("{c}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{c}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        writeln!(out, "{}", cells.join("  "))?;
+        if n == 0 {
+            writeln!(
+                out,
+                "{}",
+                widths
+                    .iter()
+                    .map(|w| "-".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            )?;
+        }
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "cells: median requests/s over the repetitions, ±half the 95% confidence interval of the mean \
+         (relative), median p99 latency.\nflags: C client-bound in a repetition (the number may be the \
+         client's limit), ~ too noisy to rank (CV > 5%), E answers failed checks, F a repetition failed."
+    )?;
+    let excluded: Vec<_> = run
+        .servers
+        .iter()
+        .filter(|s| s.excluded_reason.is_some())
+        .collect();
+    if !excluded.is_empty() {
+        writeln!(out, "\nleft out:")?;
+        for s in excluded {
+            let reason = s.excluded_reason.as_deref().unwrap_or("");
+            let first = reason.lines().next().unwrap_or("");
+            writeln!(out, "  {}: {first}", label(&s.server, &s.variant))?;
+        }
+    }
+    let failures: Vec<_> = t
+        .cells
+        .iter()
+        .filter(|(_, c)| c.failure.is_some())
+        .collect();
+    if !failures.is_empty() {
+        writeln!(out, "\nfailed measurements:")?;
+        for ((scenario, conns, col), c) in failures {
+            let first = c
+                .failure
+                .as_deref()
+                .and_then(|f| f.lines().next())
+                .unwrap_or("");
+            writeln!(out, "  {col} {scenario} c={conns}: {first}")?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! One measurement of a run: a fresh server process, ready, loaded by the
+//! engine while /proc is sampled, then stopped; everything that happened
+//! becomes a measurement record, failures included.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use netbench_engine::{LoadPlan, LoadResult, Pacing, RequestTemplate, RunControl, Stop, Url};
+
+use crate::sampler::Sampler;
+use crate::server::{free_port, start, StartSpec};
+use crate::store::{CellKey, MeasurementRecord, MeasurementStatus, SampleRow};
+use crate::suite::{Length, Scenario};
+use crate::targets::Target;
+
+/// How long a fresh server may take to answer its first request.
+pub const READY_WITHIN: Duration = Duration::from_secs(60);
+const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the caller fixed for the whole run.
+pub struct CellEnv<'a> {
+    pub server_cpus: Option<&'a [usize]>,
+    pub client_workers: usize,
+    pub cell_timeout: Duration,
+    /// The run's cancel flag (Ctrl-C, SIGTERM).
+    pub cancel: &'a Arc<AtomicBool>,
+}
+
+/// How a cell ended.
+pub enum CellOutcome {
+    /// The record to store, and the engine's result when there is one.
+    Done(Box<(MeasurementRecord, Option<LoadResult>)>),
+    /// Cancelled by the user: nothing recorded, a resume runs it again.
+    Interrupted,
+}
+
+fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOutcome {
+    CellOutcome::Done(Box::new((
+        MeasurementRecord {
+            key,
+            status: MeasurementStatus::Failed,
+            failure: Some(why),
+            result_json: None,
+            histogram: None,
+            client_bound: false,
+            started_at: at,
+            duration_s: started.elapsed().as_secs_f64(),
+            samples: Vec::new(),
+        },
+        None,
+    )))
+}
+
+fn plan_for(
+    addr: SocketAddr,
+    scenario: &Scenario,
+    connections: u32,
+    requests: Vec<RequestTemplate>,
+    workers: usize,
+) -> LoadPlan {
+    LoadPlan {
+        addr,
+        connections: connections as usize,
+        workers: workers.clamp(1, connections as usize),
+        stop: match scenario.length {
+            Length::Duration(d) => Stop::After(d),
+            Length::Requests(n) => Stop::Count(n),
+        },
+        pacing: Pacing::Closed,
+        warmup: scenario.warmup,
+        timeout: REQUEST_TIMEOUT,
+        keepalive: scenario.keepalive,
+        pipeline: 1,
+        requests,
+    }
+}
+
+/// The requests of a scenario, for a server at `addr`.
+pub type RequestsFor<'a> = dyn Fn(&Url) -> Vec<RequestTemplate> + 'a;
+
+/// Runs one cell. Never panics on a misbehaving server: every problem is a
+/// failed record with its reason.
+pub fn run_cell(
+    env: &CellEnv<'_>,
+    target: &Target,
+    scenario: &Scenario,
+    key: CellKey,
+    requests: &RequestsFor<'_>,
+) -> CellOutcome {
+    let started = Instant::now();
+    let at = SystemTime::now();
+    let port = match free_port() {
+        Ok(p) => p,
+        Err(e) => return failed(key, format!("no free port: {e}"), started, at),
+    };
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let spec = StartSpec {
+        addr,
+        args: target.args.clone(),
+        env: target.env.clone(),
+        cpus: env.server_cpus.map(<[usize]>::to_vec),
+    };
+    let mut server = match start(&target.dir, &target.manifest, &spec) {
+        Ok(s) => s,
+        Err(e) => return failed(key, e.to_string(), started, at),
+    };
+    if let Err(e) = server.wait_ready(READY_WITHIN) {
+        return failed(key, e.to_string(), started, at);
+    }
+    if env.cancel.load(Ordering::Relaxed) {
+        return CellOutcome::Interrupted;
+    }
+    let url = Url {
+        host: netbench_engine::Host::Ip(addr.ip()),
+        port: addr.port(),
+        path: "/".to_string(),
+    };
+    let plan = plan_for(
+        addr,
+        scenario,
+        key.connections,
+        requests(&url),
+        env.client_workers,
+    );
+    let control = RunControl::new(&plan);
+    let sampler = Sampler::start(server.pid(), SAMPLE_EVERY);
+    let done = AtomicBool::new(false);
+    let mut timed_out = false;
+    let result = std::thread::scope(|scope| {
+        // The engine stops on the run's cancel or on the suite's per-cell
+        // time limit, whichever comes first.
+        let watchdog = scope.spawn(|| {
+            let began = Instant::now();
+            while !done.load(Ordering::Relaxed) {
+                if env.cancel.load(Ordering::Relaxed) {
+                    control.cancel.store(true, Ordering::Relaxed);
+                } else if began.elapsed() > env.cell_timeout {
+                    control.cancel.store(true, Ordering::Relaxed);
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            false
+        });
+        let result = netbench_engine::run(&plan, &control);
+        done.store(true, Ordering::Relaxed);
+        timed_out = watchdog.join().unwrap_or(false);
+        result
+    });
+    let samples = sampler.stop();
+    let crashed = server.exited();
+    let tail = server.log_tail();
+    server.stop(Duration::from_secs(5));
+
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return failed(key, format!("the load could not run: {e}"), started, at),
+    };
+    if env.cancel.load(Ordering::Relaxed) {
+        return CellOutcome::Interrupted;
+    }
+    if let Some(status) = crashed {
+        let why = format!(
+            "the server exited during the measurement ({status}); its last output:\n{}",
+            tail.trim_end()
+        );
+        return failed(key, why, started, at);
+    }
+    if timed_out {
+        let why = format!(
+            "still running after the suite's cell_timeout of {:?}; {} answers by then",
+            env.cell_timeout, result.requests
+        );
+        return failed(key, why, started, at);
+    }
+    let warmup_s = scenario.warmup.as_secs_f64();
+    let rows = samples
+        .iter()
+        .filter(|s| s.t_s + 1e-3 >= warmup_s)
+        .map(|s| SampleRow {
+            t_s: s.t_s - warmup_s,
+            cpu_user_s: s.cpu_user_s,
+            cpu_sys_s: s.cpu_sys_s,
+            rss_bytes: s.rss_bytes,
+            pss_bytes: s.pss_bytes,
+            threads: u32::try_from(s.threads).unwrap_or(u32::MAX),
+            voluntary_ctxt: s.voluntary_ctxt,
+            involuntary_ctxt: s.involuntary_ctxt,
+            processes: s.processes,
+        })
+        .collect();
+    let histogram = result.latency_histogram.as_ref().and_then(|h| {
+        let mut out = Vec::new();
+        hdrhistogram::serialization::Serializer::serialize(
+            &mut hdrhistogram::serialization::V2Serializer::new(),
+            h,
+            &mut out,
+        )
+        .ok()
+        .map(|_| out)
+    });
+    let record = MeasurementRecord {
+        key,
+        status: MeasurementStatus::Ok,
+        failure: None,
+        result_json: serde_json::to_string(&result).ok(),
+        histogram,
+        client_bound: result.verdict.client_bound,
+        started_at: at,
+        duration_s: result.duration_s,
+        samples: rows,
+    };
+    CellOutcome::Done(Box::new((record, Some(result))))
+}

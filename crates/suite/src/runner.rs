@@ -1,0 +1,399 @@
+//! `netbench run`: the whole matrix of a suite, hands-off. Builds every
+//! server it can, verifies each once, then runs every cell in interleaved
+//! rounds with the server and the client on disjoint CPUs, storing each
+//! result as soon as it exists. Faults are recorded and the run goes on; a
+//! cancel stops it cleanly, and `resume` finishes it later.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use netbench_contract::{
+    blank_request, echo_request, verify, work_requests, Client, VerifyOptions, WorkGenerator,
+    DEFAULT_DATES,
+};
+use netbench_engine::{LoadResult, RequestTemplate, Url};
+use serde_json::json;
+
+use crate::cell::{run_cell, CellEnv, CellOutcome, READY_WITHIN};
+use crate::placement::{allowed_cpus, pin_current_thread, resolve, Cpus};
+use crate::server::{free_port, start, StartSpec};
+use crate::store::{
+    BuildStatus, CellKey, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store, StoreError,
+};
+use crate::suite::{Endpoint, Suite};
+use crate::targets::{build_cached, missing_tools, select, Target};
+
+/// Everything a run needs from its caller.
+pub struct RunRequest {
+    pub suite: Suite,
+    pub servers_dir: PathBuf,
+    /// Where tool versions and the commit are read, and build caches kept.
+    pub project_dir: PathBuf,
+    pub build_cache: PathBuf,
+    /// The command line, for the record.
+    pub command: String,
+    /// Finish this stored run instead of starting a new one.
+    pub resume: Option<i64>,
+    /// Set by Ctrl-C or SIGTERM.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// What happens, for a progress display. The runner never prints.
+#[derive(Debug)]
+pub enum Event<'a> {
+    Started {
+        run: i64,
+        servers: usize,
+        cells: usize,
+        done_before: usize,
+    },
+    Building {
+        server: &'a str,
+    },
+    Built {
+        server: &'a str,
+        seconds: f64,
+        cached: bool,
+    },
+    Excluded {
+        server: &'a str,
+        reason: &'a str,
+    },
+    Verified {
+        server: &'a str,
+        passed: usize,
+        warned: usize,
+        ready_s: f64,
+    },
+    CellStarted {
+        index: usize,
+        total: usize,
+        key: &'a CellKey,
+    },
+    CellFinished {
+        index: usize,
+        total: usize,
+        key: &'a CellKey,
+        result: Option<&'a LoadResult>,
+        failure: Option<&'a str>,
+        seconds: f64,
+    },
+    Finished {
+        run: i64,
+        status: RunStatus,
+    },
+}
+
+pub trait Observer {
+    fn event(&mut self, e: Event<'_>);
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Manifest(#[from] crate::manifest::ManifestError),
+    #[error(transparent)]
+    Suite(#[from] crate::suite::SuiteError),
+    #[error("{0}")]
+    Placement(String),
+    #[error("no server matches the suite's selectors {0:?}; see servers/ for the names")]
+    NoServers(Vec<String>),
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOutcome {
+    pub run: i64,
+    pub status: RunStatus,
+}
+
+fn requests_for(
+    endpoint: Endpoint,
+    keepalive: bool,
+    work_docs: usize,
+    seed: u64,
+) -> impl Fn(&Url) -> Vec<RequestTemplate> {
+    move |url: &Url| match endpoint {
+        Endpoint::Blank => vec![blank_request(url, keepalive)],
+        Endpoint::Echo => vec![echo_request(url, keepalive)],
+        Endpoint::Work => work_requests(
+            url,
+            keepalive,
+            WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
+        ),
+    }
+}
+
+/// Builds and verifies one target; `Err` holds why it is left out.
+/// A server left out of the run: its record and why.
+type Excluded = Box<(ServerRecord, String)>;
+
+fn prepare(
+    req: &RunRequest,
+    t: &Target,
+    cpus: &Cpus,
+    obs: &mut dyn Observer,
+) -> Result<ServerRecord, Excluded> {
+    let label = t.label();
+    let mut record = ServerRecord {
+        server: t.manifest.name.clone(),
+        variant: t.variant.clone(),
+        manifest_toml: std::fs::read_to_string(t.dir.join("server.toml")).unwrap_or_default(),
+        build_status: BuildStatus::Skipped,
+        build_s: 0.0,
+        artefact_bytes: None,
+        ready_s: None,
+        verify_json: None,
+        excluded_reason: None,
+    };
+    let missing = missing_tools(&t.manifest);
+    if !missing.is_empty() {
+        let packages = if t.manifest.packages.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (Debian packages it needs: {})",
+                t.manifest.packages.join(" ")
+            )
+        };
+        return Err(Box::new((
+            record,
+            format!("toolchain not installed: {}{packages}", missing.join(", ")),
+        )));
+    }
+    obs.event(Event::Building { server: &label });
+    match build_cached(&t.dir, &t.manifest, &req.build_cache) {
+        Ok(b) => {
+            obs.event(Event::Built {
+                server: &label,
+                seconds: b.seconds,
+                cached: b.cached,
+            });
+            record.build_status = BuildStatus::Ok;
+            record.build_s = b.seconds;
+            record.artefact_bytes = b.artefact_bytes;
+        }
+        Err(e) => {
+            record.build_status = BuildStatus::Failed;
+            return Err(Box::new((record, e.to_string())));
+        }
+    }
+    let addr: SocketAddr = match free_port() {
+        Ok(p) => ([127, 0, 0, 1], p).into(),
+        Err(e) => return Err(Box::new((record, format!("no free port: {e}")))),
+    };
+    let spec = StartSpec {
+        addr,
+        args: t.args.clone(),
+        env: t.env.clone(),
+        cpus: cpus.server.clone(),
+    };
+    let mut server = match start(&t.dir, &t.manifest, &spec) {
+        Ok(s) => s,
+        Err(e) => return Err(Box::new((record, e.to_string()))),
+    };
+    let ready = match server.wait_ready(READY_WITHIN) {
+        Ok(d) => d,
+        Err(e) => return Err(Box::new((record, e.to_string()))),
+    };
+    record.ready_s = Some(ready.as_secs_f64());
+    let client = Client {
+        addr,
+        host: addr.to_string(),
+        timeout: Duration::from_secs(5),
+    };
+    let report = verify(&VerifyOptions::new(client, seed_now()));
+    server.stop(Duration::from_secs(5));
+    record.verify_json = serde_json::to_string(&report).ok();
+    use netbench_contract::CheckStatus::{Fail, Pass, Warn};
+    if !report.ok() {
+        let reasons: Vec<String> = report
+            .checks
+            .iter()
+            .filter(|c| c.status == Fail)
+            .map(|c| format!("{}: {}", c.name, c.reason))
+            .collect();
+        return Err(Box::new((
+            record,
+            format!("fails verify: {}", reasons.join("; ")),
+        )));
+    }
+    obs.event(Event::Verified {
+        server: &label,
+        passed: report.count(Pass),
+        warned: report.count(Warn),
+        ready_s: ready.as_secs_f64(),
+    });
+    Ok(record)
+}
+
+fn seed_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Runs (or resumes) a suite to the end, or until cancelled.
+pub fn run_suite(
+    req: &RunRequest,
+    store: &mut Store,
+    obs: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    let suite = &req.suite;
+    let targets = select(&req.servers_dir, &suite.servers)?;
+    if targets.is_empty() {
+        return Err(RunError::NoServers(suite.servers.clone()));
+    }
+    let cpus = resolve(&suite.placement, &allowed_cpus()).map_err(RunError::Placement)?;
+    if let Some(client) = &cpus.client {
+        pin_current_thread(client).map_err(|e| {
+            RunError::Placement(format!("cannot pin the client to {client:?}: {e}"))
+        })?;
+    }
+    let client_workers = cpus
+        .client
+        .as_ref()
+        .map_or_else(netbench_engine::default_workers, Vec::len);
+
+    let (run, done): (i64, HashSet<CellKey>) = match req.resume {
+        Some(id) => {
+            let done = store.completed_cells(id)?;
+            store.set_run_status(id, RunStatus::Running)?;
+            (id, done)
+        }
+        None => {
+            let mut environment = crate::environment::capture(&req.project_dir);
+            environment["work_seed"] = json!(seed_now());
+            let run = store.begin_run(&NewRun {
+                suite: suite.name.clone(),
+                suite_toml: suite.source.clone(),
+                command: req.command.clone(),
+                environment,
+                placement: serde_json::to_value(&cpus).unwrap_or_default(),
+            })?;
+            (run, HashSet::new())
+        }
+    };
+    let work_seed = store.run(run)?.environment["work_seed"]
+        .as_u64()
+        .unwrap_or(1);
+    let total = targets.len() * suite.cells_per_round() * suite.repetitions as usize;
+    obs.event(Event::Started {
+        run,
+        servers: targets.len(),
+        cells: total,
+        done_before: done.len(),
+    });
+
+    let cancelled = || req.cancel.load(Ordering::Relaxed);
+    let finish = |store: &mut Store,
+                  status: RunStatus,
+                  obs: &mut dyn Observer|
+     -> Result<RunOutcome, RunError> {
+        store.set_run_status(run, status)?;
+        obs.event(Event::Finished { run, status });
+        Ok(RunOutcome { run, status })
+    };
+
+    // Build and verify every server once; those that fail are left out with
+    // their reason, and the run goes on with the rest.
+    let mut ready = Vec::new();
+    for t in &targets {
+        if cancelled() {
+            return finish(store, RunStatus::Interrupted, obs);
+        }
+        match prepare(req, t, &cpus, obs) {
+            Ok(record) => {
+                store.record_server(run, &record)?;
+                ready.push(t);
+            }
+            Err(excluded) => {
+                let (mut record, reason) = *excluded;
+                obs.event(Event::Excluded {
+                    server: &t.label(),
+                    reason: &reason,
+                });
+                record.excluded_reason = Some(reason);
+                store.record_server(run, &record)?;
+            }
+        }
+    }
+
+    // Interleaved rounds: round 1 of every server, then round 2, so drift on
+    // a shared machine does not favour one server.
+    let env = CellEnv {
+        server_cpus: cpus.server.as_deref(),
+        client_workers,
+        cell_timeout: suite.cell_timeout,
+        cancel: &req.cancel,
+    };
+    let mut index = done.len();
+    for repetition in 1..=suite.repetitions {
+        for scenario in &suite.scenarios {
+            let requests = requests_for(
+                scenario.endpoint,
+                scenario.keepalive,
+                scenario.work_documents,
+                work_seed,
+            );
+            for &connections in &scenario.connections {
+                for t in &ready {
+                    let key = CellKey {
+                        server: t.manifest.name.clone(),
+                        variant: t.variant.clone(),
+                        scenario: scenario.name.clone(),
+                        connections,
+                        repetition,
+                    };
+                    if done.contains(&key) {
+                        continue;
+                    }
+                    if cancelled() {
+                        return finish(store, RunStatus::Interrupted, obs);
+                    }
+                    index += 1;
+                    obs.event(Event::CellStarted {
+                        index,
+                        total,
+                        key: &key,
+                    });
+                    match run_cell(&env, t, scenario, key.clone(), &requests) {
+                        CellOutcome::Interrupted => {
+                            return finish(store, RunStatus::Interrupted, obs)
+                        }
+                        CellOutcome::Done(done) => {
+                            let (record, result) = *done;
+                            store.record_measurement(run, &record)?;
+                            obs.event(Event::CellFinished {
+                                index,
+                                total,
+                                key: &key,
+                                result: result.as_ref(),
+                                failure: record.failure.as_deref(),
+                                seconds: record.duration_s,
+                            });
+                            debug_assert!(
+                                record.status == MeasurementStatus::Ok || record.failure.is_some()
+                            );
+                        }
+                    }
+                    sleep_unless_cancelled(suite.cooldown, &req.cancel);
+                }
+            }
+        }
+    }
+    finish(store, RunStatus::Complete, obs)
+}
+
+fn sleep_unless_cancelled(d: Duration, cancel: &AtomicBool) {
+    let until = std::time::Instant::now() + d;
+    while std::time::Instant::now() < until && !cancel.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,191 @@
+//! The store's schema and its migrations: the version lives in
+//! `PRAGMA user_version`, and each migration takes a file one version up in a
+//! transaction of its own.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// Migration `i` takes a file from schema version `i` to `i + 1`. Append new
+/// scripts; never edit one that has shipped, since files made with it exist.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs, the servers in them, their measurements and /proc samples.
+    //
+    // STRICT so a wrong type is an error rather than a silently stored string;
+    // the CHECKs keep the enumerations and JSON columns honest for anything
+    // that reads the file without this code (sqlite3, a notebook).
+    r#"
+CREATE TABLE runs (
+    -- AUTOINCREMENT: a run id quoted in a report never comes to mean another run.
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    suite       TEXT NOT NULL,
+    suite_toml  TEXT NOT NULL,
+    command     TEXT NOT NULL,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT,
+    status      TEXT NOT NULL DEFAULT 'running'
+                CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+    environment TEXT NOT NULL CHECK (json_valid(environment)),
+    placement   TEXT NOT NULL CHECK (json_valid(placement))
+) STRICT;
+
+CREATE TABLE servers (
+    run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    server          TEXT NOT NULL,
+    variant         TEXT NOT NULL DEFAULT '',
+    manifest_toml   TEXT NOT NULL,
+    build_status    TEXT NOT NULL CHECK (build_status IN ('ok', 'failed', 'skipped')),
+    build_s         REAL NOT NULL CHECK (build_s >= 0),
+    artefact_bytes  INTEGER CHECK (artefact_bytes >= 0),
+    ready_s         REAL CHECK (ready_s >= 0),
+    verify          TEXT CHECK (verify IS NULL OR json_valid(verify)),
+    -- Why the server was left out of the run; NULL when it took part.
+    excluded_reason TEXT,
+    PRIMARY KEY (run_id, server, variant)
+) STRICT;
+
+CREATE TABLE measurements (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    server       TEXT NOT NULL,
+    variant      TEXT NOT NULL,
+    scenario     TEXT NOT NULL,
+    connections  INTEGER NOT NULL CHECK (connections >= 0),
+    repetition   INTEGER NOT NULL CHECK (repetition >= 1),
+    status       TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    failure      TEXT,
+    result       TEXT CHECK (result IS NULL OR json_valid(result)),
+    histogram    BLOB,
+    client_bound INTEGER NOT NULL CHECK (client_bound IN (0, 1)),
+    started_at   TEXT NOT NULL,
+    duration_s   REAL NOT NULL CHECK (duration_s >= 0),
+    CONSTRAINT ok_has_result CHECK (status <> 'ok' OR result IS NOT NULL),
+    CONSTRAINT failed_has_reason CHECK (status <> 'failed' OR failure IS NOT NULL),
+    UNIQUE (run_id, server, variant, scenario, connections, repetition),
+    -- A measurement is of a recorded server, so a report always has its manifest.
+    FOREIGN KEY (run_id, server, variant)
+        REFERENCES servers (run_id, server, variant) ON DELETE CASCADE
+) STRICT;
+
+-- seq keeps the sampler's order even if two samples share a t_s; WITHOUT ROWID
+-- because the key is the only way these rows are ever read.
+CREATE TABLE samples (
+    measurement_id   INTEGER NOT NULL REFERENCES measurements (id) ON DELETE CASCADE,
+    seq              INTEGER NOT NULL,
+    t_s              REAL NOT NULL,
+    cpu_user_s       REAL NOT NULL,
+    cpu_sys_s        REAL NOT NULL,
+    rss_bytes        INTEGER NOT NULL,
+    pss_bytes        INTEGER NOT NULL,
+    threads          INTEGER NOT NULL,
+    voluntary_ctxt   INTEGER NOT NULL,
+    involuntary_ctxt INTEGER NOT NULL,
+    processes        INTEGER NOT NULL,
+    PRIMARY KEY (measurement_id, seq)
+) STRICT, WITHOUT ROWID;
+"#,
+];
+
+/// The schema version this code reads and writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Why a file could not be brought to [`SCHEMA_VERSION`].
+#[derive(Debug)]
+pub(super) enum MigrateError {
+    /// The file is at `found`, beyond what this code knows.
+    Newer { found: u32 },
+    /// Migration to `version` failed and was rolled back.
+    Failed {
+        version: u32,
+        source: rusqlite::Error,
+    },
+}
+
+pub(super) fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Brings the file to [`SCHEMA_VERSION`], one committed step per migration,
+/// so a failure leaves it at the last version that fully applied.
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    let found = user_version(conn).map_err(|source| MigrateError::Failed { version: 1, source })?;
+    if found > SCHEMA_VERSION {
+        return Err(MigrateError::Newer { found });
+    }
+    for (index, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let version = index as u32 + 1;
+        let failed = |source| MigrateError::Failed { version, source };
+        // IMMEDIATE takes the write lock before reading the version, so two
+        // netbench processes opening a new file at once cannot both apply a
+        // step; the second one sees the first one's version and skips it.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(failed)?;
+        let now = user_version(&tx).map_err(failed)?;
+        if now > SCHEMA_VERSION {
+            return Err(MigrateError::Newer { found: now });
+        }
+        if now >= version {
+            continue;
+        }
+        tx.execute_batch(script).map_err(failed)?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(failed)?;
+        tx.commit().map_err(failed)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_an_empty_database_to_the_current_version() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(user_version(&conn).unwrap(), 0);
+        migrate(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(tables, ["measurements", "runs", "samples", "servers"]);
+        // A second pass has nothing to do.
+        migrate(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn refuses_a_newer_schema_and_leaves_it_alone() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        match migrate(&mut conn) {
+            Err(MigrateError::Newer { found }) => assert_eq!(found, SCHEMA_VERSION + 1),
+            other => panic!("expected Newer, got {other:?}"),
+        }
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION + 1);
+    }
+
+    #[test]
+    fn a_failing_step_is_rolled_back() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        // Occupy a name the first migration creates, so it fails half-way.
+        conn.execute_batch("CREATE TABLE samples (x)").unwrap();
+        match migrate(&mut conn) {
+            Err(MigrateError::Failed { version, .. }) => assert_eq!(version, 1),
+            other => panic!("expected Failed, got {other:?}"),
+        }
+        assert_eq!(user_version(&conn).unwrap(), 0);
+        let runs: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = 'runs'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(runs, 0, "what the failed step created is rolled back");
+    }
+}

@@ -1,0 +1,471 @@
+//! Suite files (suites/*.toml): which servers and variants, which scenarios
+//! at which connection counts, how many repetitions, CPU placement and
+//! cool-down. Parsed and checked here into a plain `Suite`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// What a scenario sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endpoint {
+    /// `GET /blank`, answer `OK` checked.
+    Blank,
+    /// `POST /work` with generated documents, every answer checked.
+    Work,
+    /// `GET /echo/<text>`, answer checked.
+    Echo,
+}
+
+impl Endpoint {
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::Blank => "blank",
+            Endpoint::Work => "work",
+            Endpoint::Echo => "echo",
+        }
+    }
+}
+
+/// When a measurement ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Length {
+    Duration(Duration),
+    Requests(u64),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub endpoint: Endpoint,
+    pub connections: Vec<u32>,
+    pub length: Length,
+    pub warmup: Duration,
+    pub keepalive: bool,
+    /// Distinct generated documents for the work endpoint.
+    pub work_documents: usize,
+}
+
+/// Which CPUs the server and the client run on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// Disjoint halves of the CPUs this process may use (the server gets the
+    /// first half); no pinning on a single CPU.
+    Auto,
+    /// Explicit CPU lists.
+    Pinned {
+        server: Vec<usize>,
+        client: Vec<usize>,
+    },
+    /// No pinning at all.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suite {
+    pub name: String,
+    pub description: String,
+    /// Server selectors: a name, a glob (`*`, `go-*`), or `name:variant`.
+    pub servers: Vec<String>,
+    pub scenarios: Vec<Scenario>,
+    pub repetitions: u32,
+    pub cooldown: Duration,
+    pub placement: Placement,
+    /// A measurement still running after this is cancelled and fails.
+    pub cell_timeout: Duration,
+    /// The suite file's text, stored with every run.
+    pub source: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    #[error("no suite `{name}`: not a file and not in {dir} (there: {known})")]
+    NotFound {
+        name: String,
+        dir: PathBuf,
+        known: String,
+    },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{origin} is not a valid suite: {message}; see suites/quick.toml for an example")]
+    Invalid { origin: String, message: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSuite {
+    #[serde(default)]
+    description: String,
+    servers: Vec<String>,
+    #[serde(default = "one")]
+    repetitions: u32,
+    #[serde(default)]
+    cooldown: Option<String>,
+    #[serde(default)]
+    cell_timeout: Option<String>,
+    #[serde(default)]
+    placement: Option<RawPlacement>,
+    scenarios: Vec<RawScenario>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlacement {
+    #[serde(default)]
+    server_cpus: Option<String>,
+    #[serde(default)]
+    client_cpus: Option<String>,
+    #[serde(default)]
+    pin: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: String,
+    endpoint: Endpoint,
+    connections: Vec<u32>,
+    #[serde(default)]
+    duration: Option<String>,
+    #[serde(default)]
+    requests: Option<u64>,
+    #[serde(default)]
+    warmup: Option<String>,
+    #[serde(default = "yes")]
+    keepalive: bool,
+    #[serde(default)]
+    work_documents: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `10s`, `250ms`, `2m`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let value: f64 = s[..split].parse().ok()?;
+    let scale = match s[split..].trim() {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    };
+    let secs = value * scale;
+    (secs.is_finite() && secs < 1e7).then(|| Duration::from_secs_f64(secs))
+}
+
+/// `0`, `0-3`, `0,2,4-5`.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if a > b {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    (!out.is_empty()).then_some(out)
+}
+
+impl Suite {
+    /// Parses a suite's TOML text; `name` is how it is shown and stored.
+    pub fn parse(name: &str, text: &str) -> Result<Suite, SuiteError> {
+        let invalid = |message: String| SuiteError::Invalid {
+            origin: format!("suite `{name}`"),
+            message,
+        };
+        let raw: RawSuite = toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
+        let duration =
+            |field: &str, v: &Option<String>, default: Duration| -> Result<Duration, SuiteError> {
+                match v {
+                    None => Ok(default),
+                    Some(s) => parse_duration(s).ok_or_else(|| {
+                        invalid(format!(
+                            "`{field} = \"{s}\"` is not a duration such as 10s or 500ms"
+                        ))
+                    }),
+                }
+            };
+        if raw.servers.is_empty() {
+            return Err(invalid(
+                "`servers` is empty; use [\"*\"] for every server".into(),
+            ));
+        }
+        if raw.repetitions == 0 {
+            return Err(invalid("`repetitions` must be at least 1".into()));
+        }
+        if raw.scenarios.is_empty() {
+            return Err(invalid("no [[scenarios]]".into()));
+        }
+        let mut scenarios = Vec::new();
+        for s in &raw.scenarios {
+            let ctx = |m: &str| invalid(format!("scenario `{}`: {m}", s.name));
+            if s.connections.is_empty() || s.connections.contains(&0) {
+                return Err(ctx("`connections` must list counts of at least 1"));
+            }
+            let length = match (&s.duration, s.requests) {
+                (Some(_), Some(_)) => return Err(ctx("give `duration` or `requests`, not both")),
+                (_, Some(0)) => return Err(ctx("`requests` must be at least 1")),
+                (_, Some(n)) => Length::Requests(n),
+                (d, None) => Length::Duration(duration("duration", d, Duration::from_secs(10))?),
+            };
+            if scenarios.iter().any(|o: &Scenario| o.name == s.name) {
+                return Err(ctx("the name is used twice"));
+            }
+            scenarios.push(Scenario {
+                name: s.name.clone(),
+                endpoint: s.endpoint,
+                connections: s.connections.clone(),
+                length,
+                warmup: duration("warmup", &s.warmup, Duration::ZERO)?,
+                keepalive: s.keepalive,
+                work_documents: s.work_documents.unwrap_or(1000).max(1),
+            });
+        }
+        let placement = match raw.placement {
+            None => Placement::Auto,
+            Some(p) if p.pin == Some(false) => Placement::None,
+            Some(RawPlacement {
+                server_cpus: None,
+                client_cpus: None,
+                ..
+            }) => Placement::Auto,
+            Some(RawPlacement {
+                server_cpus: Some(s),
+                client_cpus: Some(c),
+                ..
+            }) if s == "auto" && c == "auto" => Placement::Auto,
+            Some(RawPlacement {
+                server_cpus: Some(s),
+                client_cpus: Some(c),
+                ..
+            }) => {
+                let list = |v: &str| {
+                    parse_cpu_list(v)
+                        .ok_or_else(|| invalid(format!("`{v}` is not a CPU list such as 0 or 0-3")))
+                };
+                let (server, client) = (list(&s)?, list(&c)?);
+                if server.iter().any(|c| client.contains(c)) {
+                    return Err(invalid("server_cpus and client_cpus overlap".into()));
+                }
+                Placement::Pinned { server, client }
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "give both server_cpus and client_cpus, or neither".into(),
+                ))
+            }
+        };
+        Ok(Suite {
+            name: name.to_string(),
+            description: raw.description,
+            servers: raw.servers,
+            scenarios,
+            repetitions: raw.repetitions,
+            cooldown: duration("cooldown", &raw.cooldown, Duration::from_secs(1))?,
+            placement,
+            cell_timeout: duration("cell_timeout", &raw.cell_timeout, Duration::from_secs(300))?,
+            source: text.to_string(),
+        })
+    }
+
+    /// Loads a suite by name from `dir` (`dir/<name>.toml`) or from a path.
+    pub fn load(name_or_path: &str, dir: &Path) -> Result<Suite, SuiteError> {
+        let as_path = Path::new(name_or_path);
+        let (path, name) = if as_path.is_file() {
+            let stem = as_path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or(name_or_path);
+            (as_path.to_path_buf(), stem.to_string())
+        } else {
+            let p = dir.join(format!("{name_or_path}.toml"));
+            if !p.is_file() {
+                let mut known: Vec<String> = std::fs::read_dir(dir)
+                    .map(|d| {
+                        d.filter_map(|e| e.ok())
+                            .filter_map(|e| {
+                                e.path()
+                                    .file_stem()
+                                    .and_then(|s| s.to_str())
+                                    .map(str::to_string)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                known.sort();
+                return Err(SuiteError::NotFound {
+                    name: name_or_path.to_string(),
+                    dir: dir.to_path_buf(),
+                    known: known.join(", "),
+                });
+            }
+            (p, name_or_path.to_string())
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| SuiteError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        Suite::parse(&name, &text)
+    }
+
+    /// Measurements per repetition round and server variant.
+    pub fn cells_per_round(&self) -> usize {
+        self.scenarios.iter().map(|s| s.connections.len()).sum()
+    }
+}
+
+/// Whether a server selector matches `name` (variant `variant`, "" for the
+/// default): `*`, `go-*`, `java-jdk`, `java-jdk:nodelay`, `*:*`.
+pub fn selector_matches(selector: &str, name: &str, variant: &str) -> bool {
+    let (sel_name, sel_variant) = match selector.split_once(':') {
+        Some((n, v)) => (n, v),
+        None => (selector, ""),
+    };
+    glob(sel_name, name) && glob(sel_variant, variant)
+}
+
+/// `*` matches any run of characters; nothing else is special.
+fn glob(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(after) = text.strip_prefix(head) else {
+                return false;
+            };
+            (0..=after.len())
+                .filter(|&i| after.is_char_boundary(i))
+                .any(|i| glob(rest, &after[i..]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUICK: &str = r#"
+        description = "smoke"
+        servers = ["*"]
+        repetitions = 2
+        cooldown = "500ms"
+        [[scenarios]]
+        name = "blank"
+        endpoint = "blank"
+        connections = [1, 100]
+        duration = "3s"
+        warmup = "1s"
+        [[scenarios]]
+        name = "stress"
+        endpoint = "blank"
+        connections = [10]
+        requests = 100000
+        keepalive = false
+    "#;
+
+    #[test]
+    fn parses_a_suite() {
+        let s = Suite::parse("quick", QUICK).unwrap();
+        assert_eq!(s.repetitions, 2);
+        assert_eq!(s.cooldown, Duration::from_millis(500));
+        assert_eq!(s.placement, Placement::Auto);
+        assert_eq!(
+            s.scenarios[0].length,
+            Length::Duration(Duration::from_secs(3))
+        );
+        assert_eq!(s.scenarios[0].warmup, Duration::from_secs(1));
+        assert_eq!(s.scenarios[1].length, Length::Requests(100_000));
+        assert!(!s.scenarios[1].keepalive);
+        assert_eq!(s.cells_per_round(), 3);
+    }
+
+    #[test]
+    fn refuses_mistakes_with_reasons() {
+        let bad = |from: &str, to: &str, why: &str| {
+            let err = Suite::parse("t", &QUICK.replace(from, to))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{err}");
+        };
+        bad("repetitions = 2", "repetitions = 0", "at least 1");
+        bad(
+            "duration = \"3s\"",
+            "duration = \"3 parsecs\"",
+            "not a duration",
+        );
+        bad("connections = [10]", "connections = [0]", "at least 1");
+        bad(
+            "requests = 100000",
+            "requests = 100000\n        duration = \"1s\"",
+            "not both",
+        );
+        bad("endpoint = \"blank\"", "endpoint = \"blink\"", "blink");
+        bad("cooldown", "cooldwn", "cooldwn");
+        bad("servers = [\"*\"]", "servers = []", "every server");
+        let pinned = QUICK.replace(
+            "cooldown = \"500ms\"",
+            "cooldown = \"1s\"\n[placement]\nserver_cpus = \"0-1\"\nclient_cpus = \"1-2\"",
+        );
+        assert!(Suite::parse("t", &pinned)
+            .unwrap_err()
+            .to_string()
+            .contains("overlap"));
+    }
+
+    #[test]
+    fn cpu_lists_and_durations() {
+        assert_eq!(parse_cpu_list("0"), Some(vec![0]));
+        assert_eq!(parse_cpu_list("0-2,5"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list(""), None);
+        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("x"), None);
+    }
+
+    #[test]
+    fn selectors() {
+        assert!(selector_matches("*", "go-nethttp", ""));
+        assert!(!selector_matches("*", "java-jdk", "nodelay"));
+        assert!(selector_matches("java-jdk:nodelay", "java-jdk", "nodelay"));
+        assert!(selector_matches("*:*", "java-jdk", "nodelay"));
+        assert!(selector_matches("*:*", "java-jdk", ""));
+        assert!(selector_matches("go-*", "go-nethttp", ""));
+        assert!(!selector_matches("go-*", "rust-hyper", ""));
+        assert!(selector_matches("*-http", "node-http", ""));
+    }
+
+    #[test]
+    fn the_shipped_suites_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
+        for name in ["quick", "standard", "stress"] {
+            let s = Suite::load(name, &dir).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!s.scenarios.is_empty());
+        }
+        assert!(Suite::load("nope", &dir)
+            .unwrap_err()
+            .to_string()
+            .contains("quick"));
+    }
+}

@@ -1,0 +1,217 @@
+//! The servers a suite runs: manifests matched by the suite's selectors and
+//! expanded into variants, checked for their toolchains, built once (and not
+//! again while their sources are unchanged).
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use crate::manifest::{discover, ManifestError, ServerManifest};
+use crate::server::{build, BuildError};
+use crate::suite::selector_matches;
+
+/// One server variant of a run: what a table column is.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub dir: PathBuf,
+    pub manifest: ServerManifest,
+    /// "" for the server's default settings.
+    pub variant: String,
+    pub env: Vec<(String, String)>,
+    pub args: Vec<String>,
+}
+
+impl Target {
+    /// `go-nethttp`, or `java-jdk:nodelay` for a variant.
+    pub fn label(&self) -> String {
+        if self.variant.is_empty() {
+            self.manifest.name.clone()
+        } else {
+            format!("{}:{}", self.manifest.name, self.variant)
+        }
+    }
+}
+
+/// Every server variant under `servers_dir` that one of `selectors` picks,
+/// in name order, defaults before variants.
+pub fn select(servers_dir: &Path, selectors: &[String]) -> Result<Vec<Target>, ManifestError> {
+    let mut out = Vec::new();
+    for (dir, m) in discover(servers_dir)? {
+        let picks = |variant: &str| {
+            selectors
+                .iter()
+                .any(|s| selector_matches(s, &m.name, variant))
+        };
+        if picks("") {
+            out.push(Target {
+                dir: dir.clone(),
+                manifest: m.clone(),
+                variant: String::new(),
+                env: Vec::new(),
+                args: Vec::new(),
+            });
+        }
+        for v in m.variants.iter().filter(|v| picks(&v.name)) {
+            out.push(Target {
+                dir: dir.clone(),
+                manifest: m.clone(),
+                variant: v.name.clone(),
+                env: v.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                args: v.args.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return true; // a path in the server's folder, made by its build
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// The programs a manifest's commands start with that are not installed.
+pub fn missing_tools(m: &ServerManifest) -> Vec<String> {
+    let mut missing: Vec<String> = [&m.build, &m.run, &m.test]
+        .iter()
+        .filter_map(|c| c.split_whitespace().find(|w| !w.contains('=')))
+        .filter(|p| !on_path(p))
+        .map(str::to_string)
+        .collect();
+    missing.dedup();
+    missing
+}
+
+/// Folders that hold build output, never sources.
+const OUTPUT_DIRS: [&str; 8] = [
+    "target",
+    "bin",
+    "node_modules",
+    "build",
+    "dist",
+    ".git",
+    "__pycache__",
+    "obj",
+];
+
+/// A fingerprint of a server's sources: paths, sizes and modification times
+/// of every file outside its build output.
+pub fn source_fingerprint(dir: &Path) -> u64 {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, u64, u128)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                if !OUTPUT_DIRS.contains(&name.as_str()) {
+                    walk(&path, root, out);
+                }
+            } else {
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, meta.len(), mtime));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, dir, &mut files);
+    files.sort();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    files.hash(&mut h);
+    h.finish()
+}
+
+/// How a server's build went in this run.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub seconds: f64,
+    /// Nothing changed since the last successful build, so it was skipped.
+    pub cached: bool,
+    pub artefact_bytes: Option<u64>,
+}
+
+/// Builds `m` unless its sources are unchanged since the last successful
+/// build recorded in `cache_file` (and its artefact is still there).
+pub fn build_cached(
+    dir: &Path,
+    m: &ServerManifest,
+    cache_file: &Path,
+) -> Result<Built, BuildError> {
+    let mut cache: BTreeMap<String, u64> = std::fs::read_to_string(cache_file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let artefact = (!m.artefact.is_empty()).then(|| dir.join(&m.artefact));
+    let artefact_size = || {
+        artefact
+            .as_ref()
+            .and_then(|a| std::fs::metadata(a).ok())
+            .map(|md| md.len())
+    };
+    let fingerprint = source_fingerprint(dir);
+    let key = dir.to_string_lossy().into_owned();
+    if cache.get(&key) == Some(&fingerprint) && (artefact.is_none() || artefact_size().is_some()) {
+        return Ok(Built {
+            seconds: 0.0,
+            cached: true,
+            artefact_bytes: artefact_size(),
+        });
+    }
+    let report = build(dir, m)?;
+    cache.insert(key, fingerprint);
+    if let Some(parent) = cache_file.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    if let Ok(text) = serde_json::to_string_pretty(&cache) {
+        let _ = std::fs::write(cache_file, text);
+    }
+    Ok(Built {
+        seconds: report.duration.as_secs_f64(),
+        cached: false,
+        artefact_bytes: artefact_size(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprint_follows_sources_not_build_output() {
+        let dir = std::env::temp_dir().join(format!("netbench-fp-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("target")).unwrap();
+        std::fs::write(dir.join("main.go"), "package main").unwrap();
+        let a = source_fingerprint(&dir);
+        std::fs::write(dir.join("target/out"), "binary").unwrap();
+        assert_eq!(a, source_fingerprint(&dir));
+        std::fs::write(dir.join("main.go"), "package main // changed").unwrap();
+        assert_ne!(a, source_fingerprint(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn finds_missing_tools() {
+        let mut m: ServerManifest = toml::from_str(
+            "name = \"x\"\nlanguage = \"x\"\nframework = \"x\"\ndescription = \"x\"\nbuild = \"no-such-compiler-xyz build\"\nrun = \"./bin/server\"\n",
+        )
+        .unwrap();
+        assert_eq!(missing_tools(&m), vec!["no-such-compiler-xyz"]);
+        m.build = "FOO=1 sh -c true".into();
+        assert!(missing_tools(&m).is_empty());
+    }
+}
