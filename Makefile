@@ -7,20 +7,26 @@ RELEASE := target/release
 NETBENCH := $(RELEASE)/netbench
 TESTSERVER := $(RELEASE)/netbench-testserver
 
-# What `make run` sends: override with `make run RUN_ARGS="-c 1000 -d 10s"`.
-RUN_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
+# The suite `make run` runs: `make run SUITE=quick` for a 2-minute smoke run.
+SUITE ?= standard
+# What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
+LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
-.PHONY: all build run test lint bench clean
+.PHONY: all build run load-demo test lint bench clean
 
 all: build
 
 build:
 	$(CARGO) build --release --locked --workspace
 
-# Until the suite runner exists, the main job is a short load against a local
-# server that this target starts (and always stops), pinned to disjoint CPUs
-# when the machine has two or more.
+# The main job: build every server, verify each, run the suite's whole matrix,
+# store every number in results/netbench.sqlite and print the table.
 run: build
+	$(NETBENCH) run $(SUITE)
+
+# A short load against a local test server that this target starts (and
+# always stops), pinned to disjoint CPUs when the machine has two or more.
+load-demo: build
 	@set -e; \
 	log=$$(mktemp); \
 	if [ "$$(nproc)" -ge 2 ]; then srv="taskset -c 0"; cli="taskset -c 1"; else srv=""; cli=""; fi; \
@@ -30,7 +36,7 @@ run: build
 	url=$$(sed -n 's/^listening on //p' $$log); \
 	[ -n "$$url" ] || { echo "netbench-testserver did not start" >&2; exit 2; }; \
 	echo "server: netbench-testserver (hyper, 1 thread) at $$url"; \
-	$$cli $(NETBENCH) load $(RUN_ARGS) $$url
+	$$cli $(NETBENCH) load $(LOAD_ARGS) $$url
 
 test:
 	$(CARGO) build --locked --workspace --all-targets

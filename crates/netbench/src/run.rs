@@ -67,6 +67,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         resume: args.resume,
         cancel: install_cancel()?,
+        ready_within: netbench_suite::READY_WITHIN,
     };
     let mut progress = ConsoleProgress::new();
     let outcome = run_suite(&request, &mut store, &mut progress)?;

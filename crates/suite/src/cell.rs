@@ -15,7 +15,8 @@ use crate::store::{CellKey, MeasurementRecord, MeasurementStatus, SampleRow};
 use crate::suite::{Length, Scenario};
 use crate::targets::Target;
 
-/// How long a fresh server may take to answer its first request.
+/// How long a fresh server may take to answer its first request, unless
+/// the caller says otherwise.
 pub const READY_WITHIN: Duration = Duration::from_secs(60);
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
@@ -25,6 +26,7 @@ pub struct CellEnv<'a> {
     pub server_cpus: Option<&'a [usize]>,
     pub client_workers: usize,
     pub cell_timeout: Duration,
+    pub ready_within: Duration,
     /// The run's cancel flag (Ctrl-C, SIGTERM).
     pub cancel: &'a Arc<AtomicBool>,
 }
@@ -107,7 +109,7 @@ pub fn run_cell(
         Ok(s) => s,
         Err(e) => return failed(key, e.to_string(), started, at),
     };
-    if let Err(e) = server.wait_ready(READY_WITHIN) {
+    if let Err(e) = server.wait_ready(env.ready_within) {
         return failed(key, e.to_string(), started, at);
     }
     if env.cancel.load(Ordering::Relaxed) {

@@ -15,6 +15,7 @@ pub mod store;
 mod suite;
 mod targets;
 
+pub use cell::READY_WITHIN;
 pub use manifest::{discover, load_manifest, ManifestError, ServerManifest, Variant};
 pub use runner::{run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
 pub use server::{

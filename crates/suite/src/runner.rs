@@ -18,7 +18,7 @@ use netbench_contract::{
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 use serde_json::json;
 
-use crate::cell::{run_cell, CellEnv, CellOutcome, READY_WITHIN};
+use crate::cell::{run_cell, CellEnv, CellOutcome};
 use crate::placement::{allowed_cpus, pin_current_thread, resolve, Cpus};
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{
@@ -40,6 +40,8 @@ pub struct RunRequest {
     pub resume: Option<i64>,
     /// Set by Ctrl-C or SIGTERM.
     pub cancel: Arc<AtomicBool>,
+    /// How long a fresh server may take to answer its first request.
+    pub ready_within: Duration,
 }
 
 /// What happens, for a progress display. The runner never prints.
@@ -198,7 +200,7 @@ fn prepare(
         Ok(s) => s,
         Err(e) => return Err(Box::new((record, e.to_string()))),
     };
-    let ready = match server.wait_ready(READY_WITHIN) {
+    let ready = match server.wait_ready(req.ready_within) {
         Ok(d) => d,
         Err(e) => return Err(Box::new((record, e.to_string()))),
     };
@@ -331,6 +333,7 @@ pub fn run_suite(
         server_cpus: cpus.server.as_deref(),
         client_workers,
         cell_timeout: suite.cell_timeout,
+        ready_within: req.ready_within,
         cancel: &req.cancel,
     };
     let mut index = done.len();

@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufReader, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -31,13 +32,58 @@ pub enum Flaw {
     LaxDates,
 }
 
+impl Flaw {
+    pub const NAMES: [(&'static str, Flaw); 7] = [
+        ("none", Flaw::None),
+        ("canned-work", Flaw::CannedWork),
+        ("cached-work", Flaw::CachedWork),
+        ("wrong-content-type", Flaw::WrongContentType),
+        ("no-date", Flaw::NoDate),
+        ("stuck-date", Flaw::StuckDate),
+        ("lax-dates", Flaw::LaxDates),
+    ];
+
+    pub fn from_name(name: &str) -> Option<Flaw> {
+        Flaw::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
+    }
+}
+
 type Cache = Arc<Mutex<HashMap<String, Vec<u8>>>>;
 
 pub fn serve_contract(flaw: Flaw) -> TestServer {
     let cache: Cache = Arc::default();
     spawn_server(move |stream| {
-        let _ = handle(stream, flaw, &cache);
+        let _ = handle(stream, flaw, &cache, &|| {});
     })
+}
+
+/// Serves the contract on `listener` in this thread, forever. After
+/// `crash_after` requests the process exits with status 3, as a server that
+/// crashes under load would.
+pub fn run_contract_server(listener: TcpListener, flaw: Flaw, crash_after: Option<u64>) -> ! {
+    let cache: Cache = Arc::default();
+    let served = Arc::new(AtomicU64::new(0));
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let (cache, served) = (Arc::clone(&cache), Arc::clone(&served));
+        std::thread::spawn(move || {
+            let count = || {
+                let n = served.fetch_add(1, Ordering::Relaxed) + 1;
+                if crash_after.is_some_and(|limit| n > limit) {
+                    eprintln!(
+                        "netbench-contract-server: crashing on purpose after {limit} requests",
+                        limit = n - 1
+                    );
+                    std::process::exit(3);
+                }
+            };
+            let _ = handle(stream, flaw, &cache, &count);
+        });
+    }
+    std::process::exit(1)
 }
 
 fn respond(
@@ -114,11 +160,12 @@ fn lax_answer(body: &[u8]) -> Result<serde_json::Value, ()> {
     Ok(v)
 }
 
-fn handle(stream: TcpStream, flaw: Flaw, cache: &Cache) -> io::Result<()> {
+fn handle(stream: TcpStream, flaw: Flaw, cache: &Cache, on_request: &dyn Fn()) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let mut w = stream.try_clone()?;
     let mut r = BufReader::new(stream);
     while let Some(req) = read_request(&mut r)? {
+        on_request();
         let path = req.path.split('?').next().unwrap_or("");
         match (req.method.as_str(), path) {
             ("GET", "/blank") => {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 mod contract_server;
 
-pub use contract_server::{serve_contract, Flaw};
+pub use contract_server::{run_contract_server, serve_contract, Flaw};
 
 /// How a test server answers each request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,136 @@
+//! `netbench run`, `runs` and `show` as a user runs them, and the promise
+//! that no server outlives netbench, even when netbench is killed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("netbench-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A project with one server, Python's http.server: it gets ready (it serves
+/// the file `blank`) but fails verify, which takes it a few seconds. It runs
+/// as a child of the shell that `run` starts, as the workers of a forking
+/// server do, so only the group-wide guard can stop it when netbench dies.
+fn project(dir: &Path) -> (PathBuf, PathBuf) {
+    let www = dir.join("servers/py/www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("blank"), "OK").unwrap();
+    // The folder's full path in the command line marks this test's processes.
+    std::fs::write(
+        dir.join("servers/py/server.toml"),
+        format!(
+            "name = \"py\"\nlanguage = \"Python\"\nframework = \"http.server\"\ndescription = \"not a contract server\"\n\
+             run = \"python3 -m http.server --bind $HOST --directory {} $PORT & wait\"\n",
+            www.display()
+        ),
+    )
+    .unwrap();
+    let suite = dir.join("one.toml");
+    std::fs::write(
+        &suite,
+        "servers = [\"*\"]\n[[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [1]\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    (suite, www)
+}
+
+fn netbench(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_netbench"));
+    c.current_dir(dir).stdin(Stdio::null());
+    c
+}
+
+fn processes_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmd)
+                .replace('\0', " ")
+                .contains(marker)
+                .then_some(pid)
+        })
+        .collect()
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+#[test]
+fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
+    let dir = scratch("runs");
+    let (suite, _) = project(&dir);
+    let out = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "results/db.sqlite"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stderr.contains("LEFT OUT py: fails verify"), "{stderr}");
+    assert!(stdout.contains("left out:\n  py: fails verify"), "{stdout}");
+
+    let runs = netbench(&dir)
+        .args(["runs", "--db", "results/db.sqlite"])
+        .output()
+        .unwrap();
+    let runs = String::from_utf8_lossy(&runs.stdout);
+    assert!(runs.contains("one") && runs.contains("complete"), "{runs}");
+
+    let show = netbench(&dir)
+        .args(["show", "--db", "results/db.sqlite"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&show.stdout).contains("py: fails verify"));
+
+    let missing = netbench(&dir)
+        .args(["run", "no-such-suite", "--db", "results/db.sqlite"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no suite `no-such-suite`"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn no_server_outlives_a_killed_netbench() {
+    let dir = scratch("kill");
+    let (suite, www) = project(&dir);
+    let marker = www.to_string_lossy().into_owned();
+    let mut child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The server is up while netbench verifies it.
+    assert!(
+        wait_until(Duration::from_secs(30), || !processes_with(&marker)
+            .is_empty()),
+        "the server never started"
+    );
+    child.kill().unwrap(); // SIGKILL: no handler, no clean-up in netbench
+    child.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || processes_with(&marker)
+            .is_empty()),
+        "server processes outlived netbench: {:?}",
+        processes_with(&marker)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

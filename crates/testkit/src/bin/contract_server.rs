@@ -1,0 +1,61 @@
+//! netbench-contract-server: a contract server for tests of `netbench run`,
+//! listening on HOST and PORT like every server, and misbehaving on request:
+//! a chosen contract flaw, a crash after N requests, or never getting ready.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use netbench_testkit::{run_contract_server, Flaw};
+
+const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--tag TEXT]\n\
+  --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, lax-dates\n\
+  --crash-after N   exit with status 3 after N requests\n\
+  --never-ready     never listen (for readiness timeouts)\n\
+  --tag TEXT        ignored; lets tests find this process";
+
+fn fail(msg: &str) -> ! {
+    eprintln!("netbench-contract-server: {msg}\n{USAGE}");
+    std::process::exit(2)
+}
+
+fn main() {
+    let mut flaw = Flaw::None;
+    let mut crash_after = None;
+    let mut never_ready = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| fail(&format!("{arg} needs a value")))
+        };
+        match arg.as_str() {
+            "--flaw" => {
+                let name = value();
+                flaw = Flaw::from_name(&name)
+                    .unwrap_or_else(|| fail(&format!("unknown flaw `{name}`")));
+            }
+            "--crash-after" => {
+                crash_after = Some(
+                    value()
+                        .parse()
+                        .unwrap_or_else(|_| fail("--crash-after takes a number")),
+                )
+            }
+            "--never-ready" => never_ready = true,
+            "--tag" => {
+                value();
+            }
+            other => fail(&format!("unknown argument `{other}`")),
+        }
+    }
+    if never_ready {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    let host = std::env::var("HOST").unwrap_or_else(|_| "127.0.0.1".into());
+    let port = std::env::var("PORT").unwrap_or_else(|_| "1234".into());
+    let listener = TcpListener::bind(format!("{host}:{port}"))
+        .unwrap_or_else(|e| fail(&format!("cannot listen on {host}:{port}: {e}")));
+    run_contract_server(listener, flaw, crash_after)
+}
