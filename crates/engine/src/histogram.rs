@@ -34,14 +34,6 @@ impl LatencyHistogram {
         self.0.len()
     }
 
-    pub(crate) fn mean_ns(&self) -> f64 {
-        if self.0.is_empty() {
-            0.0
-        } else {
-            self.0.mean()
-        }
-    }
-
     pub(crate) fn into_inner(self) -> Histogram<u64> {
         self.0
     }

@@ -247,10 +247,16 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         }
     };
     let rps = per_s(requests);
-    // Little's law over answers and connection set-ups alike: both hold a
-    // connection busy.
-    let achieved_concurrency =
-        rps * latency.mean_ns() / 1e9 + per_s(connects) * connect.mean_ns() / 1e9;
+    // Little's law measured directly: connection-time spent with a request in
+    // flight or a connect under way, over the measured phase. Failed
+    // attempts count too, so a server whose requests time out is not taken
+    // for a client that left its connections idle.
+    let busy_s: f64 = outcomes.iter().map(|o| o.busy_conn_ns as f64 / 1e9).sum();
+    let achieved_concurrency = if duration_s > 0.0 {
+        busy_s / duration_s
+    } else {
+        0.0
+    };
     let rate = match plan.pacing {
         Pacing::Closed => None,
         Pacing::Open { per_second } => {

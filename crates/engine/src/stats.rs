@@ -21,6 +21,14 @@ pub(crate) struct WorkerStats {
     pub measured_inflight: u64,
     /// When the last measured request ended (answer or failure).
     pub last_answer_ns: u64,
+    /// Time connections spent busy during the measured phase (a request in
+    /// flight or a connect under way), summed: Little's law over every
+    /// attempt, failures included, so a server that makes requests time out
+    /// does not look like a client that left connections idle.
+    pub busy_ns: u64,
+    /// Set when measuring starts, so warm-up requests still in flight then
+    /// count from that moment on.
+    pub measure_start_ns: Option<u64>,
 }
 
 impl WorkerStats {
@@ -34,6 +42,8 @@ impl WorkerStats {
             bytes_written: 0,
             measured_inflight: 0,
             last_answer_ns: 0,
+            busy_ns: 0,
+            measure_start_ns: None,
         }
     }
 }
@@ -41,8 +51,12 @@ impl WorkerStats {
 impl AnswerSink for WorkerStats {
     fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64) {
         if !req.measured {
+            if let Some(start) = self.measure_start_ns {
+                self.busy_ns += now.saturating_sub(req.sent_ns.max(start));
+            }
             return;
         }
+        self.busy_ns += now.saturating_sub(req.sent_ns);
         self.measured_inflight -= 1;
         self.last_answer_ns = now;
         match outcome {

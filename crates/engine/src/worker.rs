@@ -64,6 +64,8 @@ pub(crate) struct WorkerOutcome {
     pub measure_end_ns: u64,
     /// Connections made during the measured phase.
     pub connects: u64,
+    /// Connection-time busy during the measured phase (see WorkerStats).
+    pub busy_conn_ns: u64,
     pub interrupted: bool,
 }
 
@@ -290,6 +292,7 @@ impl<'a> Worker<'a> {
     fn enter_measure(&mut self, now: u64) {
         self.phase = Phase::Measure;
         self.measure_start = now;
+        self.stats.measure_start_ns = Some(now);
         self.cpu_at_measure = thread_cpu();
         self.idle_ns = 0;
         if self.budget == Some(0) {
@@ -301,6 +304,17 @@ impl<'a> Worker<'a> {
         if matches!(self.phase, Phase::Measure | Phase::Drain) {
             self.cpu = thread_cpu().saturating_sub(self.cpu_at_measure);
             self.measure_stop = at.max(self.measure_start);
+            // Work still under way at the end was busy time too.
+            for slot in &self.slots {
+                let since = match slot.link {
+                    Link::Connecting { since } => Some(since),
+                    Link::Up => slot.conn.oldest_sent(),
+                    Link::Down => None,
+                };
+                if let Some(since) = since {
+                    self.stats.busy_ns += at.saturating_sub(since.max(self.measure_start));
+                }
+            }
         }
         self.phase = Phase::Done;
     }
@@ -369,6 +383,7 @@ impl<'a> Worker<'a> {
         self.slots[i].link = Link::Up;
         if self.phase == Phase::Measure {
             self.stats.connect.record(now - since);
+            self.stats.busy_ns += now.saturating_sub(since.max(self.measure_start));
             self.connects += 1;
         }
         self.ready_for_more(i, now);
@@ -378,6 +393,9 @@ impl<'a> Worker<'a> {
     /// measured phase, then retried after a short back-off.
     fn connect_failed(&mut self, i: usize, now: u64) {
         if self.phase == Phase::Measure {
+            if let Link::Connecting { since } = self.slots[i].link {
+                self.stats.busy_ns += now.saturating_sub(since.max(self.measure_start));
+            }
             self.stats.errors.add(ErrorKind::Connect);
             self.stats.last_answer_ns = now;
             self.spend_budget();
@@ -607,6 +625,7 @@ impl<'a> Worker<'a> {
             measure_start_ns: self.measure_start,
             measure_end_ns: self.measure_stop,
             connects: self.connects,
+            busy_conn_ns: self.stats.busy_ns,
             interrupted: self.interrupted,
             stats: self.stats,
         }

@@ -131,3 +131,19 @@ fn a_timed_run_against_a_silent_server_ends_by_its_deadline() {
     );
     assert_eq!(r.requests, 0);
 }
+
+#[test]
+fn connections_waiting_on_a_silent_server_count_as_in_flight() {
+    // Every request times out, yet every connection was busy all along: the
+    // achieved concurrency must say so, or a slow server would be taken for
+    // a client that left its connections idle.
+    let server = serve(Behavior::Silent);
+    let mut plan = count_plan(server.addr, 4, 1, 1);
+    plan.stop = Stop::After(Duration::from_millis(1200));
+    plan.timeout = Duration::from_millis(200);
+    let r = run_plan(&plan);
+    assert_eq!(r.requests, 0);
+    assert!(r.errors.get(ErrorKind::Timeout) >= 8, "{:?}", r.errors);
+    assert!(r.achieved_concurrency > 3.5 && r.achieved_concurrency <= 4.01, "{}", r.achieved_concurrency);
+    assert!(!r.verdict.client_bound, "{:?}", r.verdict);
+}

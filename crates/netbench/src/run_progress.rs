@@ -9,7 +9,9 @@ use netbench_suite::{Event, Observer};
 use netbench_report::thousands;
 
 pub(crate) struct ConsoleProgress {
-    started: Instant,
+    /// When the first measurement started: builds and verification before
+    /// it would skew the time per measurement.
+    started: Option<Instant>,
     /// Cells run in this process, for the ETA.
     cells_run: usize,
 }
@@ -17,16 +19,16 @@ pub(crate) struct ConsoleProgress {
 impl ConsoleProgress {
     pub(crate) fn new() -> Self {
         ConsoleProgress {
-            started: Instant::now(),
+            started: None,
             cells_run: 0,
         }
     }
 
     fn eta(&self, index: usize, total: usize) -> String {
-        if self.cells_run == 0 {
+        let Some(started) = self.started.filter(|_| self.cells_run > 0) else {
             return String::new();
-        }
-        let per_cell = self.started.elapsed().as_secs_f64() / self.cells_run as f64;
+        };
+        let per_cell = started.elapsed().as_secs_f64() / self.cells_run as f64;
         let left = (total.saturating_sub(index)) as f64 * per_cell;
         format!(
             "  ETA {}m{:02}s",
@@ -34,6 +36,13 @@ impl ConsoleProgress {
             (left % 60.0) as u64
         )
     }
+}
+
+/// `█████░░░░░░░░░░░░░░░`: the share of the matrix done.
+fn bar(done: usize, total: usize) -> String {
+    const WIDTH: usize = 20;
+    let filled = (done * WIDTH).checked_div(total).unwrap_or(0).min(WIDTH);
+    format!("{}{}", "█".repeat(filled), "░".repeat(WIDTH - filled))
 }
 
 impl Observer for ConsoleProgress {
@@ -46,7 +55,6 @@ impl Observer for ConsoleProgress {
                 cells,
                 done_before,
             } => {
-                self.started = Instant::now();
                 let resumed = if done_before > 0 {
                     format!(", {done_before} already done")
                 } else {
@@ -82,19 +90,23 @@ impl Observer for ConsoleProgress {
             } => {
                 writeln!(err, "verify {server}: {passed} checks passed, {warned} warned; ready in {ready_s:.2}s")
             }
-            Event::CellStarted { index, total, key } => write!(
-                err,
-                "[{index:>3}/{total}] {}{} {} c={} rep {} ... ",
-                key.server,
-                if key.variant.is_empty() {
-                    String::new()
-                } else {
-                    format!(":{}", key.variant)
-                },
-                key.scenario,
-                key.connections,
-                key.repetition
-            ),
+            Event::CellStarted { index, total, key } => {
+                self.started.get_or_insert_with(Instant::now);
+                write!(
+                    err,
+                    "[{}] {index:>3}/{total} {}{} {} c={} rep {} ... ",
+                    bar(index - 1, total),
+                    key.server,
+                    if key.variant.is_empty() {
+                        String::new()
+                    } else {
+                        format!(":{}", key.variant)
+                    },
+                    key.scenario,
+                    key.connections,
+                    key.repetition
+                )
+            }
             Event::CellFinished {
                 index,
                 total,

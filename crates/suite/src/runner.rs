@@ -25,7 +25,7 @@ use crate::store::{
     BuildStatus, CellKey, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store, StoreError,
 };
 use crate::suite::{Endpoint, Suite};
-use crate::targets::{build_cached, missing_tools, select, Target};
+use crate::targets::{build_cached, missing_packages, missing_tools, select, Target};
 
 /// Everything a run needs from its caller.
 pub struct RunRequest {
@@ -154,6 +154,14 @@ fn prepare(
         verify_json: None,
         excluded_reason: None,
     };
+    let packages = missing_packages(&t.manifest);
+    if !packages.is_empty() {
+        let list = packages.join(" ");
+        return Err(Box::new((
+            record,
+            format!("Debian packages not installed: {list} (apt-get install {list})"),
+        )));
+    }
     let missing = missing_tools(&t.manifest);
     if !missing.is_empty() {
         let packages = if t.manifest.packages.is_empty() {

@@ -86,6 +86,25 @@ pub fn missing_tools(m: &ServerManifest) -> Vec<String> {
     missing
 }
 
+/// The manifest's Debian packages that are not installed (none when this
+/// is not a Debian system: there is nothing to ask).
+pub fn missing_packages(m: &ServerManifest) -> Vec<String> {
+    if m.packages.is_empty() || !on_path("dpkg-query") {
+        return Vec::new();
+    }
+    m.packages
+        .iter()
+        .filter(|p| {
+            let out = std::process::Command::new("dpkg-query")
+                .args(["-W", "-f=${Status}", p.as_str()])
+                .stderr(std::process::Stdio::null())
+                .output();
+            !out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Folders that hold build output, never sources.
 const OUTPUT_DIRS: [&str; 8] = [
     "target",
@@ -213,5 +232,9 @@ mod tests {
         assert_eq!(missing_tools(&m), vec!["no-such-compiler-xyz"]);
         m.build = "FOO=1 sh -c true".into();
         assert!(missing_tools(&m).is_empty());
+        m.packages = vec!["netbench-no-such-package-xyz".into()];
+        if on_path("dpkg-query") {
+            assert_eq!(missing_packages(&m), vec!["netbench-no-such-package-xyz"]);
+        }
     }
 }
