@@ -144,6 +144,10 @@ fn connections_waiting_on_a_silent_server_count_as_in_flight() {
     let r = run_plan(&plan);
     assert_eq!(r.requests, 0);
     assert!(r.errors.get(ErrorKind::Timeout) >= 8, "{:?}", r.errors);
-    assert!(r.achieved_concurrency > 3.5 && r.achieved_concurrency <= 4.01, "{}", r.achieved_concurrency);
+    assert!(
+        r.achieved_concurrency > 3.5 && r.achieved_concurrency <= 4.01,
+        "{}",
+        r.achieved_concurrency
+    );
     assert!(!r.verdict.client_bound, "{:?}", r.verdict);
 }

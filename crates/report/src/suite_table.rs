@@ -265,7 +265,8 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         out,
         "cells: median requests/s over the repetitions, ±half the 95% confidence interval of the mean \
          (relative), median p99 latency.\nflags: C client-bound in a repetition (the number may be the \
-         client's limit), ~ too noisy to rank (CV > 5%), E answers failed checks, F a repetition failed."
+         client's limit), ~ too noisy to rank (CV > 5%), E errors (failed checks, timeouts, \
+         refused or broken connections), F a repetition failed."
     )?;
     let excluded: Vec<_> = run
         .servers

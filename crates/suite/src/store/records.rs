@@ -1,0 +1,217 @@
+//! The plain data that goes in and out of the results store.
+
+use std::time::SystemTime;
+
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
+use rusqlite::ToSql;
+
+/// Enumerations stored as their lowercase names, so the file reads well in
+/// `sqlite3` and the schema's CHECKs can list them.
+macro_rules! text_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// The name stored in the database.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $text,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                Ok(self.as_str().into())
+            }
+        }
+
+        impl FromSql for $name {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                match value.as_str()? {
+                    $($text => Ok(Self::$variant),)+
+                    other => Err(FromSqlError::Other(
+                        format!("{other:?} is not a {}", stringify!($name)).into(),
+                    )),
+                }
+            }
+        }
+    };
+}
+
+text_enum! {
+    /// Where a run stands.
+    RunStatus {
+        /// Started and not finished; also what a crashed run looks like.
+        Running = "running",
+        /// Every cell of the matrix was attempted.
+        Complete = "complete",
+        /// Stopped by the user (Ctrl-C); can be resumed.
+        Interrupted = "interrupted",
+        /// Stopped by an error in netbench itself, not in a server.
+        Failed = "failed",
+    }
+}
+
+text_enum! {
+    /// How a server's build went.
+    BuildStatus {
+        Ok = "ok",
+        Failed = "failed",
+        /// Not attempted, e.g. its toolchain is missing.
+        Skipped = "skipped",
+    }
+}
+
+text_enum! {
+    /// Whether a measurement produced a result.
+    MeasurementStatus {
+        Ok = "ok",
+        Failed = "failed",
+    }
+}
+
+/// What is known about a run when it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRun {
+    pub suite: String,
+    /// The suite file's full text, so the run can be understood (and
+    /// repeated) after the file has changed.
+    pub suite_toml: String,
+    /// The command line that started the run.
+    pub command: String,
+    /// CPU model, cores, memory, kernel, tool and compiler versions, project
+    /// commit: whatever the caller gathered.
+    pub environment: serde_json::Value,
+    /// Which CPUs the server and the client were pinned to.
+    pub placement: serde_json::Value,
+}
+
+/// One server variant in a run: how it was built and whether it took part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerRecord {
+    pub server: String,
+    /// "" for the default variant.
+    pub variant: String,
+    pub manifest_toml: String,
+    pub build_status: BuildStatus,
+    /// 0 when the build was skipped.
+    pub build_s: f64,
+    pub artefact_bytes: Option<u64>,
+    /// From start to the first good answer; None when it never got there.
+    pub ready_s: Option<f64>,
+    /// The contract verification's outcome, as JSON text.
+    pub verify_json: Option<String>,
+    /// Why the server was left out of the run (missing toolchain, build
+    /// failure with its last output lines, verify failure); None when it took
+    /// part.
+    pub excluded_reason: Option<String>,
+}
+
+/// One cell of the run matrix: what a measurement is of.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellKey {
+    pub server: String,
+    /// "" for the default variant.
+    pub variant: String,
+    pub scenario: String,
+    pub connections: u32,
+    /// 1-based.
+    pub repetition: u32,
+}
+
+/// One /proc sample of the server's process tree, taken during a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SampleRow {
+    /// Seconds since the measurement started.
+    pub t_s: f64,
+    /// Cumulative over the process tree.
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub rss_bytes: u64,
+    pub pss_bytes: u64,
+    pub threads: u32,
+    /// Cumulative over the process tree.
+    pub voluntary_ctxt: u64,
+    pub involuntary_ctxt: u64,
+    pub processes: u32,
+}
+
+/// One measurement as the runner hands it over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasurementRecord {
+    pub key: CellKey,
+    pub status: MeasurementStatus,
+    /// Required when the status is failed.
+    pub failure: Option<String>,
+    /// The engine's full result; required when the status is ok.
+    pub result_json: Option<String>,
+    /// The serialized latency HdrHistogram.
+    pub histogram: Option<Vec<u8>>,
+    /// The client, not the server, was the limit.
+    pub client_bound: bool,
+    pub started_at: SystemTime,
+    pub duration_s: f64,
+    pub samples: Vec<SampleRow>,
+}
+
+/// One measurement as read back from the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMeasurement {
+    pub id: i64,
+    pub key: CellKey,
+    pub status: MeasurementStatus,
+    pub failure: Option<String>,
+    pub result_json: Option<String>,
+    pub histogram: Option<Vec<u8>>,
+    pub client_bound: bool,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub duration_s: f64,
+    /// In the order they were taken.
+    pub samples: Vec<SampleRow>,
+}
+
+/// A line of the list of runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub id: i64,
+    pub suite: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    /// Measurements that succeeded.
+    pub ok: u64,
+    /// Measurements that failed.
+    pub failed: u64,
+}
+
+/// Everything stored about a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDetail {
+    pub id: i64,
+    pub suite: String,
+    pub suite_toml: String,
+    pub command: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    pub environment: serde_json::Value,
+    pub placement: serde_json::Value,
+    /// Ordered by server, then variant.
+    pub servers: Vec<ServerRecord>,
+    /// Ordered by cell key.
+    pub measurements: Vec<StoredMeasurement>,
+}

@@ -1,0 +1,486 @@
+//! Tests of the results store, on in-memory and on-disk databases.
+
+use super::*;
+use rusqlite::types::{FromSql, ValueRef};
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::UNIX_EPOCH;
+
+/// A directory of its own under the system's temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "netbench-store-{name}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn new_run(suite: &str) -> NewRun {
+    NewRun {
+        suite: suite.into(),
+        suite_toml: format!("name = \"{suite}\"\nrepetitions = 3\n"),
+        command: format!("netbench run suites/{suite}.toml"),
+        environment: json!({"cpu": "Test CPU", "cores": 2, "kernel": "6.1", "commit": "abc123"}),
+        placement: json!({"server": [0], "client": [1]}),
+    }
+}
+
+fn server(name: &str, variant: &str) -> ServerRecord {
+    ServerRecord {
+        server: name.into(),
+        variant: variant.into(),
+        manifest_toml: format!("name = \"{name}\"\nrun = \"./server\"\n"),
+        build_status: BuildStatus::Ok,
+        build_s: 1.5,
+        artefact_bytes: Some(123_456),
+        ready_s: Some(0.25),
+        verify_json: Some(r#"{"passed":12,"failed":0}"#.into()),
+        excluded_reason: None,
+    }
+}
+
+fn key(server: &str, scenario: &str, connections: u32, repetition: u32) -> CellKey {
+    CellKey {
+        server: server.into(),
+        variant: String::new(),
+        scenario: scenario.into(),
+        connections,
+        repetition,
+    }
+}
+
+fn sample(t_s: f64) -> SampleRow {
+    SampleRow {
+        t_s,
+        cpu_user_s: t_s * 0.8,
+        cpu_sys_s: t_s * 0.1,
+        rss_bytes: 10 << 20,
+        // Beyond u32, to see 64-bit values survive.
+        pss_bytes: 5 << 32,
+        threads: 4,
+        voluntary_ctxt: 1000 + t_s as u64,
+        involuntary_ctxt: 7,
+        processes: 1,
+    }
+}
+
+fn ok(key: CellKey, samples: usize) -> MeasurementRecord {
+    MeasurementRecord {
+        key,
+        status: MeasurementStatus::Ok,
+        failure: None,
+        result_json: Some(r#"{"requests":1000,"rps":500.0}"#.into()),
+        histogram: Some(vec![0x1c, 0x84, 0x93, 0x14, 0, 0xff]),
+        client_bound: true,
+        started_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_042),
+        duration_s: 2.0,
+        samples: (0..samples).map(|i| sample(i as f64 / 10.0)).collect(),
+    }
+}
+
+fn failed(key: CellKey, why: &str) -> MeasurementRecord {
+    MeasurementRecord {
+        key,
+        status: MeasurementStatus::Failed,
+        failure: Some(why.into()),
+        result_json: None,
+        histogram: None,
+        client_bound: false,
+        started_at: UNIX_EPOCH,
+        duration_s: 0.5,
+        samples: Vec::new(),
+    }
+}
+
+fn pragma<T: FromSql>(store: &Store, name: &str) -> T {
+    store
+        .conn
+        .pragma_query_value(None, name, |row| row.get(0))
+        .unwrap()
+}
+
+#[test]
+fn opening_a_new_file_creates_its_directories_and_schema() {
+    let tmp = TempDir::new("new");
+    let path = tmp.0.join("results/deeper/netbench.sqlite");
+    let store = Store::open(&path).unwrap();
+    assert!(path.is_file());
+    assert_eq!(store.path(), path);
+    assert_eq!(pragma::<u32>(&store, "user_version"), SCHEMA_VERSION);
+    assert_eq!(pragma::<String>(&store, "journal_mode"), "wal");
+    assert!(pragma::<bool>(&store, "foreign_keys"));
+    assert_eq!(pragma::<i64>(&store, "busy_timeout"), 10_000);
+    assert!(store.runs().unwrap().is_empty());
+    assert_eq!(store.latest_run().unwrap(), None);
+}
+
+#[test]
+fn reopening_a_file_keeps_its_data_and_version() {
+    let tmp = TempDir::new("reopen");
+    let path = tmp.0.join("netbench.sqlite");
+    let id = {
+        let store = Store::open(&path).unwrap();
+        let id = store.begin_run(&new_run("quick")).unwrap();
+        store.record_server(id, &server("a", "")).unwrap();
+        store
+            .record_measurement(id, &ok(key("a", "blank", 1, 1), 3))
+            .unwrap();
+        id
+    };
+    for _ in 0..2 {
+        let store = Store::open(&path).unwrap();
+        assert_eq!(pragma::<u32>(&store, "user_version"), SCHEMA_VERSION);
+        assert_eq!(store.latest_run().unwrap(), Some(id));
+        let detail = store.run(id).unwrap();
+        assert_eq!(detail.measurements.len(), 1);
+        assert_eq!(detail.measurements[0].samples.len(), 3);
+    }
+}
+
+#[test]
+fn each_record_is_committed_when_it_is_written() {
+    // What a crash or Ctrl-C would leave: another connection sees every
+    // record while the writer is still open, mid-run.
+    let tmp = TempDir::new("commit");
+    let path = tmp.0.join("netbench.sqlite");
+    let store = Store::open(&path).unwrap();
+    let id = store.begin_run(&new_run("quick")).unwrap();
+    store.record_server(id, &server("a", "")).unwrap();
+    store
+        .record_measurement(id, &ok(key("a", "blank", 1, 1), 2))
+        .unwrap();
+    let reader = Store::open(&path).unwrap();
+    let detail = reader.run(id).unwrap();
+    assert_eq!(detail.status, RunStatus::Running);
+    assert_eq!(detail.servers.len(), 1);
+    assert_eq!(detail.measurements[0].samples.len(), 2);
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let tmp = TempDir::new("newer");
+    let path = tmp.0.join("netbench.sqlite");
+    drop(Store::open(&path).unwrap());
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    let err = Store::open(&path)
+        .err()
+        .expect("a newer schema must be refused");
+    assert!(
+        matches!(err, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("made by a newer netbench; upgrade or use another --db"),
+        "{message}"
+    );
+    assert!(message.contains("netbench.sqlite"), "{message}");
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_an_open_error() {
+    let tmp = TempDir::new("junk");
+    std::fs::create_dir_all(&tmp.0).unwrap();
+    let path = tmp.0.join("notes.txt");
+    std::fs::write(
+        &path,
+        "these are not the results you are looking for\n".repeat(100),
+    )
+    .unwrap();
+    let err = Store::open(&path).err().expect("junk must be refused");
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(err.to_string().contains("--db"), "{err}");
+}
+
+#[test]
+fn a_run_round_trips_with_servers_measurements_and_samples() {
+    let store = Store::open_in_memory().unwrap();
+    let run = new_run("standard");
+    let id = store.begin_run(&run).unwrap();
+
+    let a = server("a", "");
+    let mut a_mi = server("a", "mimalloc");
+    a_mi.artefact_bytes = None;
+    a_mi.ready_s = None;
+    a_mi.verify_json = None;
+    let mut b = server("b", "");
+    b.build_status = BuildStatus::Failed;
+    b.excluded_reason = Some("build failed (exit status 1); its last output:\nerror[E0425]".into());
+    for s in [&b, &a_mi, &a] {
+        store.record_server(id, s).unwrap();
+    }
+
+    let mut m2 = ok(key("a", "blank", 64, 1), 0);
+    m2.key.variant = "mimalloc".into();
+    m2.client_bound = false;
+    let records = [
+        ok(key("a", "blank", 1, 1), 25),
+        m2,
+        failed(key("a", "work", 1, 1), "connection refused"),
+    ];
+    let mut ids = Vec::new();
+    for r in &records {
+        ids.push(store.record_measurement(id, r).unwrap());
+    }
+    store.set_run_status(id, RunStatus::Complete).unwrap();
+
+    let detail = store.run(id).unwrap();
+    assert_eq!(detail.id, id);
+    assert_eq!(detail.suite, run.suite);
+    assert_eq!(detail.suite_toml, run.suite_toml);
+    assert_eq!(detail.command, run.command);
+    assert_eq!(detail.environment, run.environment);
+    assert_eq!(detail.placement, run.placement);
+    assert_eq!(detail.status, RunStatus::Complete);
+    assert_eq!(detail.started_at.len(), "2024-01-01T00:00:00.000Z".len());
+    assert!(detail.finished_at.as_deref() >= Some(detail.started_at.as_str()));
+    // Ordered by server, then variant ("" first).
+    assert_eq!(detail.servers, [a, a_mi, b]);
+
+    // Ordered by cell key: variant "" before "mimalloc", "blank" before "work".
+    let order = [0, 2, 1];
+    assert_eq!(detail.measurements.len(), 3);
+    for (stored, &i) in detail.measurements.iter().zip(&order) {
+        let r = &records[i];
+        assert_eq!(stored.id, ids[i]);
+        assert_eq!(stored.key, r.key);
+        assert_eq!(stored.status, r.status);
+        assert_eq!(stored.failure, r.failure);
+        assert_eq!(stored.result_json, r.result_json);
+        assert_eq!(stored.histogram, r.histogram);
+        assert_eq!(stored.client_bound, r.client_bound);
+        assert_eq!(stored.started_at, rfc3339(r.started_at));
+        assert_eq!(stored.duration_s, r.duration_s);
+        assert_eq!(stored.samples, r.samples);
+    }
+    assert_eq!(
+        detail.measurements[0].started_at,
+        "2023-11-14T22:13:20.042Z"
+    );
+}
+
+#[test]
+fn a_resumed_run_updates_its_rows() {
+    let store = Store::open_in_memory().unwrap();
+    let id = store.begin_run(&new_run("quick")).unwrap();
+
+    let mut first = server("a", "");
+    first.build_status = BuildStatus::Failed;
+    first.excluded_reason = Some("build failed".into());
+    store.record_server(id, &first).unwrap();
+    let cell = key("a", "blank", 8, 2);
+    let failed_id = store
+        .record_measurement(id, &failed(cell.clone(), "timed out"))
+        .unwrap();
+    store.set_run_status(id, RunStatus::Interrupted).unwrap();
+
+    // The resume: the server builds this time and the cell is retried.
+    store.set_run_status(id, RunStatus::Running).unwrap();
+    let second = server("a", "");
+    store.record_server(id, &second).unwrap();
+    let retried = ok(cell.clone(), 4);
+    let ok_id = store.record_measurement(id, &retried).unwrap();
+    assert_eq!(ok_id, failed_id, "a retried cell keeps its row");
+
+    let detail = store.run(id).unwrap();
+    assert_eq!(detail.servers, [second]);
+    assert_eq!(detail.measurements.len(), 1);
+    let m = &detail.measurements[0];
+    assert_eq!(m.status, MeasurementStatus::Ok);
+    assert_eq!(m.failure, None);
+    assert_eq!(m.samples, retried.samples);
+
+    // Replacing a measurement replaces its samples, not adds to them.
+    let fewer = ok(cell, 1);
+    store.record_measurement(id, &fewer).unwrap();
+    let samples: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM samples", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(samples, 1);
+}
+
+#[test]
+fn completed_cells_are_the_ok_measurements_of_that_run() {
+    let store = Store::open_in_memory().unwrap();
+    let id = store.begin_run(&new_run("quick")).unwrap();
+    let other = store.begin_run(&new_run("quick")).unwrap();
+    for run in [id, other] {
+        store.record_server(run, &server("a", "")).unwrap();
+    }
+    store
+        .record_measurement(id, &ok(key("a", "blank", 1, 1), 0))
+        .unwrap();
+    store
+        .record_measurement(id, &ok(key("a", "blank", 1, 2), 0))
+        .unwrap();
+    store
+        .record_measurement(id, &failed(key("a", "blank", 64, 1), "refused"))
+        .unwrap();
+    store
+        .record_measurement(other, &ok(key("a", "work", 1, 1), 0))
+        .unwrap();
+
+    let done = store.completed_cells(id).unwrap();
+    let expected: HashSet<CellKey> = [key("a", "blank", 1, 1), key("a", "blank", 1, 2)].into();
+    assert_eq!(done, expected);
+    assert!(store
+        .completed_cells(other + 1)
+        .unwrap_err()
+        .to_string()
+        .contains("no run"));
+}
+
+#[test]
+fn runs_are_listed_with_their_counts() {
+    let store = Store::open_in_memory().unwrap();
+    let first = store.begin_run(&new_run("quick")).unwrap();
+    let second = store.begin_run(&new_run("standard")).unwrap();
+    let empty = store.begin_run(&new_run("stress")).unwrap();
+    for run in [first, second] {
+        store.record_server(run, &server("a", "")).unwrap();
+    }
+    for rep in 1..=3 {
+        store
+            .record_measurement(first, &ok(key("a", "blank", 1, rep), 1))
+            .unwrap();
+    }
+    store
+        .record_measurement(first, &failed(key("a", "blank", 8, 1), "x"))
+        .unwrap();
+    store
+        .record_measurement(second, &failed(key("a", "blank", 8, 1), "x"))
+        .unwrap();
+    store.set_run_status(first, RunStatus::Complete).unwrap();
+    store.set_run_status(second, RunStatus::Failed).unwrap();
+
+    let runs = store.runs().unwrap();
+    let brief: Vec<_> = runs
+        .iter()
+        .map(|r| (r.id, r.suite.as_str(), r.status, r.ok, r.failed))
+        .collect();
+    assert_eq!(
+        brief,
+        [
+            (first, "quick", RunStatus::Complete, 3, 1),
+            (second, "standard", RunStatus::Failed, 0, 1),
+            (empty, "stress", RunStatus::Running, 0, 0),
+        ]
+    );
+    assert!(runs[0].finished_at.is_some());
+    assert!(runs[2].finished_at.is_none());
+    assert_eq!(store.latest_run().unwrap(), Some(empty));
+}
+
+#[test]
+fn finishing_sets_finished_at_and_resuming_clears_it() {
+    let store = Store::open_in_memory().unwrap();
+    let id = store.begin_run(&new_run("quick")).unwrap();
+    assert_eq!(store.run(id).unwrap().finished_at, None);
+
+    store.set_run_status(id, RunStatus::Interrupted).unwrap();
+    let detail = store.run(id).unwrap();
+    assert_eq!(detail.status, RunStatus::Interrupted);
+    let finished = detail.finished_at.expect("an interrupted run has finished");
+    assert!(
+        finished >= detail.started_at,
+        "{finished} < {}",
+        detail.started_at
+    );
+
+    store.set_run_status(id, RunStatus::Running).unwrap();
+    assert_eq!(store.run(id).unwrap().finished_at, None);
+
+    let err = store
+        .set_run_status(id + 1, RunStatus::Complete)
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchRun { run, .. } if run == id + 1),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn records_for_unknown_runs_or_servers_are_refused() {
+    let store = Store::open_in_memory().unwrap();
+    let id = store.begin_run(&new_run("quick")).unwrap();
+    let m = ok(key("a", "blank", 1, 1), 2);
+
+    let err = store.record_server(id + 1, &server("a", "")).unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchRun { .. }), "{err:?}");
+    let err = store.record_measurement(id + 1, &m).unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchRun { .. }), "{err:?}");
+    let err = store.record_measurement(id, &m).unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchServer { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("record the server before"),
+        "{err}"
+    );
+    assert!(matches!(
+        store.run(id + 1),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    // Nothing half-written was left behind.
+    assert!(store.run(id).unwrap().measurements.is_empty());
+}
+
+#[test]
+fn records_the_schema_forbids_are_rejected_whole() {
+    let store = Store::open_in_memory().unwrap();
+    let id = store.begin_run(&new_run("quick")).unwrap();
+    store.record_server(id, &server("a", "")).unwrap();
+
+    let mut not_json = ok(key("a", "blank", 1, 1), 3);
+    not_json.result_json = Some("{not json".into());
+    let mut no_result = ok(key("a", "blank", 1, 2), 3);
+    no_result.result_json = None;
+    let mut no_reason = failed(key("a", "blank", 1, 3), "x");
+    no_reason.failure = None;
+    for bad in [not_json, no_result, no_reason] {
+        let err = store.record_measurement(id, &bad).unwrap_err();
+        assert!(matches!(err, StoreError::Rejected { .. }), "{err:?}");
+        assert!(err.to_string().contains("bug in netbench"), "{err}");
+    }
+    let samples: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM samples", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(samples, 0);
+    assert!(store.run(id).unwrap().measurements.is_empty());
+
+    let mut bad_verify = server("b", "");
+    bad_verify.verify_json = Some("passed".into());
+    let err = store.record_server(id, &bad_verify).unwrap_err();
+    assert!(matches!(err, StoreError::Rejected { .. }), "{err:?}");
+}
+
+#[test]
+fn enumerations_round_trip_through_their_names() {
+    for s in [
+        RunStatus::Running,
+        RunStatus::Complete,
+        RunStatus::Interrupted,
+        RunStatus::Failed,
+    ] {
+        let back = RunStatus::column_result(ValueRef::Text(s.as_str().as_bytes())).unwrap();
+        assert_eq!(back, s);
+    }
+    assert_eq!(BuildStatus::Skipped.to_string(), "skipped");
+    assert!(MeasurementStatus::column_result(ValueRef::Text(b"meh")).is_err());
+}
