@@ -49,21 +49,8 @@ fn ten_thousand_connections() {
         timeout: Duration::from_secs(10),
         keepalive: true,
         pipeline: 1,
-        requests: vec![RequestTemplate {
-            bytes: build_request(&RequestParts {
-                method: "GET",
-                url: &url,
-                headers: &[],
-                body: b"",
-                keepalive: true,
-            }),
-            is_head: false,
-            expect: Expect {
-                status: StatusExpect::Exact(200),
-                content_type: Some("text/plain".into()),
-                body: BodyExpect::Exact(b"OK".to_vec()),
-            },
-        }],
+        // The test server answers 200 text/plain "OK" on every path.
+        requests: vec![netbench_contract::blank_request(&url, true)],
     };
     let r = run(&plan, &RunControl::new(&plan))
         .expect("the descriptor limit allows 10,000 connections");
