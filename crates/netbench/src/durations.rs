@@ -1,41 +1,12 @@
-//! Parsing human durations such as `10s`, `250ms`, `1.5m`.
+//! Parsing human durations such as `10s`, `250ms`, `1.5m`: the suite
+//! crate's parser, so the command line and suite files agree.
 
-use std::time::Duration;
-
-/// Parses `<number><unit>` with unit ns, us, ms, s, m or h; a bare number is
-/// seconds.
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration; write it as 10s, 250ms, 1.5m or 1h"))?;
-    let scale = match unit.trim() {
-        "" | "s" => 1.0,
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in `{s}`; use ns, us, ms, s, m or h"
-            ))
-        }
-    };
-    let secs = value * scale;
-    if !secs.is_finite() || secs > 1e9 {
-        return Err(format!("`{s}` is too long"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
+pub(crate) use netbench_suite::parse_duration;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn units() {

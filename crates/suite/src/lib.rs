@@ -23,6 +23,7 @@ pub use server::{
     StartSpec,
 };
 pub use suite::{
-    parse_cpu_list, selector_matches, Endpoint, Length, Placement, Scenario, Suite, SuiteError,
+    parse_cpu_list, parse_duration, selector_matches, Endpoint, Length, Placement, Scenario, Suite,
+    SuiteError,
 };
 pub use targets::{select, Target};

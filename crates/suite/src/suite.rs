@@ -151,22 +151,35 @@ fn yes() -> bool {
     true
 }
 
-/// `10s`, `250ms`, `2m`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Option<Duration> {
+/// Parses `<number><unit>` with unit ns, us, ms, s, m or h; a bare number is
+/// seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
-    let value: f64 = s[..split].parse().ok()?;
-    let scale = match s[split..].trim() {
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration; write it as 10s, 250ms, 1.5m or 1h"))?;
+    let scale = match unit.trim() {
         "" | "s" => 1.0,
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
         "ms" => 1e-3,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        _ => return None,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{s}`; use ns, us, ms, s, m or h"
+            ))
+        }
     };
     let secs = value * scale;
-    (secs.is_finite() && secs < 1e7).then(|| Duration::from_secs_f64(secs))
+    if !secs.is_finite() || secs > 1e9 {
+        return Err(format!("`{s}` is too long"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// `0`, `0-3`, `0,2,4-5`.
@@ -201,10 +214,8 @@ impl Suite {
             |field: &str, v: &Option<String>, default: Duration| -> Result<Duration, SuiteError> {
                 match v {
                     None => Ok(default),
-                    Some(s) => parse_duration(s).ok_or_else(|| {
-                        invalid(format!(
-                            "`{field} = \"{s}\"` is not a duration such as 10s or 500ms"
-                        ))
+                    Some(s) => parse_duration(s).map_err(|e| {
+                        invalid(format!("`{field} = \"{s}\"` is not a duration: {e}"))
                     }),
                 }
             };
@@ -440,8 +451,8 @@ mod tests {
         assert_eq!(parse_cpu_list("0-2,5"), Some(vec![0, 1, 2, 5]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list(""), None);
-        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
-        assert_eq!(parse_duration("x"), None);
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("x").is_err());
     }
 
     #[test]

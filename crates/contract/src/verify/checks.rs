@@ -192,47 +192,54 @@ pub(super) fn work(ctx: &mut Ctx<'_>) -> [Check; 2] {
     ]
 }
 
-pub(super) fn split_request(ctx: &mut Ctx<'_>) -> Check {
+/// A work request sent in an unusual but valid way by `send`, which must
+/// still get its right answer.
+fn unusual_work_request(
+    ctx: &mut Ctx<'_>,
+    name: &'static str,
+    what: &str,
+    send: impl FnOnce(&mut Connection, &str, &[u8]) -> Result<(), ClientError>,
+) -> Check {
     let case = ctx.work.next_case();
     let path = ctx.path("/work");
     let result = ctx.client().connect().and_then(|mut c| {
-        let bytes = c.request_bytes("POST", &path, Some(&case.body));
-        c.send_split(&bytes, 3, Duration::from_millis(50))?;
+        send(&mut c, &path, &case.body)?;
         c.read_response(false)
     });
     match result {
-        Err(e) => fail("split-request", format!("a request in 3 writes: {e}")),
+        Err(e) => fail(name, format!("{what}: {e}")),
         Ok(r) => {
-            ctx.saw("a split request", &r);
+            ctx.saw(what, &r);
             match work_problem(&case, &r) {
-                Some(p) => fail("split-request", format!("a request in 3 writes: {p}")),
-                None => pass(
-                    "split-request",
-                    "a request in 3 writes, 50 ms apart, answered right",
-                ),
+                Some(p) => fail(name, format!("{what}: {p}")),
+                None => pass(name, format!("{what} answered right")),
             }
         }
     }
 }
 
+pub(super) fn split_request(ctx: &mut Ctx<'_>) -> Check {
+    unusual_work_request(
+        ctx,
+        "split-request",
+        "a request in 3 writes, 50 ms apart",
+        |c, path, body| {
+            let bytes = c.request_bytes("POST", path, Some(body));
+            c.send_split(&bytes, 3, Duration::from_millis(50))
+        },
+    )
+}
+
 pub(super) fn chunked_request(ctx: &mut Ctx<'_>) -> Check {
-    let case = ctx.work.next_case();
-    let path = ctx.path("/work");
-    let result = ctx.client().connect().and_then(|mut c| {
-        let bytes = c.chunked_request_bytes(&path, &case.body, 64);
-        c.send(&bytes)?;
-        c.read_response(false)
-    });
-    match result {
-        Err(e) => fail("chunked-request", format!("a chunked request body: {e}")),
-        Ok(r) => {
-            ctx.saw("a chunked request", &r);
-            match work_problem(&case, &r) {
-                Some(p) => fail("chunked-request", format!("a chunked request body: {p}")),
-                None => pass("chunked-request", "a chunked request body answered right"),
-            }
-        }
-    }
+    unusual_work_request(
+        ctx,
+        "chunked-request",
+        "a chunked request body",
+        |c, path, body| {
+            let bytes = c.chunked_request_bytes(path, body, 64);
+            c.send(&bytes)
+        },
+    )
 }
 
 /// Documents that must be refused with 400, each its own check.
