@@ -3,6 +3,8 @@
 # kind (Debian with Rust, Go, Java, Node.js and Python installed).
 
 CARGO ?= cargo
+# apt-get needs root; sudo when not root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 RELEASE := target/release
 NETBENCH := $(RELEASE)/netbench
 TESTSERVER := $(RELEASE)/netbench-testserver
@@ -12,7 +14,7 @@ SUITE ?= standard
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
-.PHONY: all build run load-demo test lint bench clean
+.PHONY: all build run load-demo test test-deps screenshot lint bench clean
 
 all: build
 
@@ -20,9 +22,14 @@ build:
 	$(CARGO) build --release --locked --workspace
 
 # The main job: build every server, verify each, run the suite's whole matrix,
-# store every number in results/netbench.sqlite and print the table.
+# store every number in results/netbench.sqlite, print the table, then write
+# the run's HTML report (results/run-<id>/report.html) and print its path. A
+# run that stopped early (Ctrl-C: exit 130) gets no report; `netbench report`
+# writes one at any time.
 run: build
-	$(NETBENCH) run $(SUITE)
+	@st=0; $(NETBENCH) run $(SUITE) || st=$$?; \
+	if [ $$st -le 1 ]; then $(NETBENCH) report || st=2; fi; \
+	exit $$st
 
 # A short load against a local test server that this target starts (and
 # always stops), pinned to disjoint CPUs when the machine has two or more.
@@ -38,9 +45,25 @@ load-demo: build
 	echo "server: netbench-testserver (hyper, 1 thread) at $$url"; \
 	$$cli $(NETBENCH) load $(LOAD_ARGS) $$url
 
-test:
+test: test-deps
 	$(CARGO) build --locked --workspace --all-targets
 	$(CARGO) test --locked --workspace
+
+# What the report's browser test needs beyond the machine's kind: Debian's
+# Chromium and playwright-core (which drives it; it downloads no browser).
+test-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the report's browser test"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	cd crates/testkit/browser && npm ci --no-audit --no-fund --loglevel=error
+
+# The README's screenshot: the latest run's HTML report opened in headless
+# Chromium by the browser test's own checker (which fails on any console
+# error or missing chart), top 2,400 pixels kept.
+screenshot: build test-deps
+	$(NETBENCH) report -o results/screenshot/report.html
+	node crates/testkit/browser/check.mjs results/screenshot/report.html docs/report.png --max-height 2400 >/dev/null
+	@echo "wrote docs/report.png"
 
 lint:
 	$(CARGO) fmt --all -- --check

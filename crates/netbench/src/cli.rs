@@ -46,6 +46,99 @@ pub(crate) enum Command {
     Runs(StoreArgs),
     /// Print a stored run's table (the latest when RUN is omitted).
     Show(ShowArgs),
+    /// Write a stored run's report: HTML with charts (the default, to
+    /// results/run-<RUN>/report.html), Markdown, CSV or JSON.
+    #[command(after_help = REPORT_HELP)]
+    Report(ReportArgs),
+    /// Compare two stored runs cell by cell: the change of each median with
+    /// its 95% interval, and whether it is significant.
+    #[command(after_help = COMPARE_HELP)]
+    Compare(CompareArgs),
+}
+
+const REPORT_HELP: &str = "\
+Every report is rebuilt from the SQLite store alone, so it can be written again
+(or in another format) at any time.
+
+  html  one self-contained file (charts by Chart.js, inlined; works offline):
+        environment, summary table, throughput with confidence intervals,
+        latency spectrum p50..p99.99 per test, server CPU and memory, requests
+        per server CPU-second, build time, artefact size, time to ready, and
+        every flag next to the number it qualifies. Written to
+        <db folder>/run-<RUN>/report.html unless -o is given; the path is printed.
+  md    the summary table and the servers' table in Markdown, for a README.
+  csv   long format: one row per repetition and metric (run, suite, test,
+        connections, server, repetition, metric, unit, value).
+  json  everything the HTML shows, as data (format netbench-report/1).
+md, csv and json go to standard output unless -o is given.
+
+Exit codes:
+  0    the report was written
+  2    bad usage, no such run, or the file could not be written
+
+Examples:
+  netbench report                 # the latest run, as HTML
+  netbench report 3 --format md   # run 3's table in Markdown";
+
+const COMPARE_HELP: &str = "\
+For each cell (test, connections, server) in both runs, and for requests/s and
+p99 latency: the medians of A and B, the change (median B / median A - 1) with
+a 95% percentile-bootstrap interval (10,000 resamples), and the Mann-Whitney U
+test over the repetitions (two-sided, exact for small samples): 'better' or
+'worse' when p < 0.05, '~' when not. With 3 repetitions a side the smallest p
+the test can give is 0.100, so nothing is called significant ('? too few'):
+use `repetitions = 4` or more in the suite for runs you mean to compare.
+
+Exit codes:
+  0    the comparison was written
+  2    bad usage, no such run, or the file could not be written
+
+Example:
+  netbench compare 1 2 --format html -o compare.html";
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportFormat {
+    Html,
+    Md,
+    Csv,
+    Json,
+}
+
+/// Comparison formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CompareFormat {
+    Text,
+    Html,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// The run's id (see `netbench runs`); the latest when omitted.
+    pub run: Option<i64>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Write here instead of the default (HTML) or standard output (others).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// The baseline run.
+    pub run_a: i64,
+    /// The run compared against it.
+    pub run_b: i64,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Write here instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CompareFormat,
 }
 
 const RUN_HELP: &str = "\

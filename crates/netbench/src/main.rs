@@ -6,6 +6,7 @@ mod durations;
 mod load;
 mod pool;
 mod progress;
+mod report;
 mod run;
 mod run_progress;
 mod seed;
@@ -35,6 +36,8 @@ fn main() -> ExitCode {
         cli::Command::Run(args) => run::run(args),
         cli::Command::Runs(args) => run::list(args),
         cli::Command::Show(args) => run::show(args),
+        cli::Command::Report(args) => report::report(args),
+        cli::Command::Compare(args) => report::compare(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -14,7 +14,7 @@ use crate::cli::{RunArgs, ShowArgs, StoreArgs};
 use crate::exit;
 use crate::run_progress::ConsoleProgress;
 
-fn open(args: &StoreArgs) -> Result<Store> {
+pub(crate) fn open(args: &StoreArgs) -> Result<Store> {
     Store::open(&args.db)
         .with_context(|| format!("opening the results store {}", args.db.display()))
 }

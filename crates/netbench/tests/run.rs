@@ -1,4 +1,4 @@
-//! `netbench run`, `runs` and `show` as a user runs them, and the promise
+//! `netbench run`, `runs`, `show`, `report` and `compare` as a user runs them, and the promise
 //! that no server outlives netbench, even when netbench is killed.
 
 use std::path::{Path, PathBuf};
@@ -97,6 +97,79 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&show.stdout).contains("py: fails verify"));
+
+    // The report of a run where nothing could be measured still says why.
+    let report = netbench(&dir)
+        .args(["report", "--db", "results/db.sqlite"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&report.stderr);
+    assert_eq!(report.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("wrote results/run-1/report.html"),
+        "{stderr}"
+    );
+    let html = std::fs::read_to_string(dir.join("results/run-1/report.html")).unwrap();
+    assert!(html.contains("left out") && html.contains("fails verify"));
+    assert!(
+        !html.contains("<canvas"),
+        "a chart without data was written"
+    );
+    assert!(!dir.join("results/run-1/report.partial").exists());
+
+    let md = netbench(&dir)
+        .args(["report", "1", "--db", "results/db.sqlite", "--format", "md"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("| py | Python | http.server |"), "{md}");
+    let csv = netbench(&dir)
+        .args([
+            "report",
+            "--db",
+            "results/db.sqlite",
+            "--format",
+            "csv",
+            "-o",
+            "out/r.csv",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(csv.status.code(), Some(0));
+    let csv = std::fs::read_to_string(dir.join("out/r.csv")).unwrap();
+    assert_eq!(
+        csv.lines().next(),
+        Some("run,suite,test,connections,server,repetition,metric,unit,value")
+    );
+    let compare = netbench(&dir)
+        .args(["compare", "1", "1", "--db", "results/db.sqlite"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&compare.stdout);
+    assert_eq!(compare.status.code(), Some(0));
+    assert!(text.contains("Mann–Whitney U"), "{text}");
+
+    for (args, says) in [
+        (vec!["report", "7", "--db", "results/db.sqlite"], "run 7"),
+        (
+            vec!["report", "--db", "nowhere.sqlite"],
+            "no results store at nowhere.sqlite",
+        ),
+        (
+            vec!["compare", "1", "9", "--db", "results/db.sqlite"],
+            "run 9",
+        ),
+        (
+            vec!["report", "--format", "pdf", "--db", "results/db.sqlite"],
+            "invalid value 'pdf'",
+        ),
+    ] {
+        let out = netbench(&dir).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert!(!dir.join("nowhere.sqlite").exists());
 
     let missing = netbench(&dir)
         .args(["run", "no-such-suite", "--db", "results/db.sqlite"])

@@ -25,6 +25,24 @@ pub fn verdict_line(v: &Verdict) -> String {
     )
 }
 
+/// A size in binary units with three significant digits: `5.46 KiB`,
+/// `8.52 MiB`, `1.02 GiB`.
+pub fn bytes(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < units.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{n} B"),
+        _ if v >= 100.0 => format!("{v:.0} {}", units[unit]),
+        _ if v >= 10.0 => format!("{v:.1} {}", units[unit]),
+        _ => format!("{v:.2} {}", units[unit]),
+    }
+}
+
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -41,6 +59,14 @@ pub fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_in_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(5590), "5.46 KiB");
+        assert_eq!(bytes(8_935_865), "8.52 MiB");
+        assert_eq!(bytes(200 * 1024 * 1024), "200 MiB");
+    }
 
     #[test]
     fn durations_pick_a_unit() {

@@ -1,16 +1,33 @@
-//! Turns finished results (load runs, verify checks) into something to read or
-//! store: a human summary and versioned JSON. Reporters take plain data and write to any `impl Write`;
-//! they never measure.
+//! Turns finished results (load runs, verify checks, stored suite runs) into
+//! something to read or share: terminal text, versioned JSON, and reports of
+//! whole runs as HTML with charts, Markdown, CSV, and run-to-run comparisons.
+//! Reporters take plain data and write to any `impl Write`; they never
+//! measure.
 
+mod compare;
+mod csv;
 mod format;
+mod html;
 mod load_json;
 mod load_text;
+mod markdown;
+mod model;
+mod resources;
+pub mod significance;
+mod spectrum;
 mod suite_table;
 mod verify_text;
 
-pub use format::{format_duration_ns, thousands, verdict_line};
+pub use compare::{compare, write_compare_text, CompareRow, Comparison, Metric, Verdict};
+pub use csv::write_csv;
+pub use format::{bytes, format_duration_ns, thousands, verdict_line};
+pub use html::{write_compare_html, write_html};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;
+pub use markdown::write_markdown;
+pub use model::{build_report, Cell, Repetition, RepetitionFigures, Report, REPORT_FORMAT};
+pub use resources::ServerUse;
+pub use spectrum::{Spectrum, SpectrumPoint};
 pub use suite_table::{run_table, write_run_table, CellStats, RunTable};
 pub use verify_text::{verify_json, write_verify_text};
 

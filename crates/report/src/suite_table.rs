@@ -10,12 +10,23 @@ use netbench_engine::LoadResult;
 use netbench_suite::stats::{summarize, too_noisy, Summary};
 use netbench_suite::store::{MeasurementStatus, RunDetail};
 use netbench_suite::Suite;
+use serde::Serialize;
 
 use crate::format::{format_duration_ns, thousands};
 
+/// What a cell of the table shows.
+pub(crate) const CELL_LEGEND: &str =
+    "cells: median requests/s over the repetitions, ±half the 95% \
+    confidence interval of the mean (relative), median p99 latency.";
+
+/// What each flag means.
+pub(crate) const FLAG_LEGEND: &str = "flags: C client-bound in a repetition (the number may be \
+    the client's limit), ~ too noisy to rank (CV > 5%), E errors (failed checks, timeouts, refused \
+    or broken connections), F a repetition failed.";
+
 /// One table cell: the repetitions of one server at one test and
 /// connection count.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct CellStats {
     pub rps: Option<Summary>,
     pub p99_ns: Option<f64>,
@@ -59,7 +70,7 @@ pub struct RunTable {
     pub cells: BTreeMap<(String, u32, String), CellStats>,
 }
 
-fn label(server: &str, variant: &str) -> String {
+pub(crate) fn label(server: &str, variant: &str) -> String {
     if variant.is_empty() {
         server.to_string()
     } else {
@@ -152,7 +163,7 @@ pub fn run_table(run: &RunDetail) -> RunTable {
     }
 }
 
-fn cell_text(c: Option<&CellStats>) -> String {
+pub(crate) fn cell_text(c: Option<&CellStats>) -> String {
     let Some(c) = c else {
         return "-".to_string();
     };
@@ -261,13 +272,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         }
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "cells: median requests/s over the repetitions, ±half the 95% confidence interval of the mean \
-         (relative), median p99 latency.\nflags: C client-bound in a repetition (the number may be the \
-         client's limit), ~ too noisy to rank (CV > 5%), E errors (failed checks, timeouts, \
-         refused or broken connections), F a repetition failed."
-    )?;
+    writeln!(out, "{CELL_LEGEND}\n{FLAG_LEGEND}")?;
     let excluded: Vec<_> = run
         .servers
         .iter()

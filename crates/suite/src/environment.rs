@@ -103,7 +103,10 @@ pub fn capture(project_dir: &Path) -> Value {
     json!({
         "netbench_version": env!("CARGO_PKG_VERSION"),
         "cpu_model": cpu_model(),
-        "cpus_online": std::thread::available_parallelism().map(|n| n.get()).ok(),
+        // Online CPUs of the machine; available_parallelism would give this
+        // process's affinity instead.
+        // SAFETY: sysconf only reads a system value.
+        "cpus_online": u64::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }).ok(),
         "cpus_allowed": allowed_cpus(),
         "memory_bytes": memory_bytes(),
         "kernel": read("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
@@ -125,6 +128,8 @@ mod tests {
         assert!(env["memory_bytes"].as_u64().unwrap() > 0);
         assert!(env["kernel"].as_str().is_some());
         assert!(!env["cpus_allowed"].as_array().unwrap().is_empty());
+        let online = env["cpus_online"].as_u64().unwrap() as usize;
+        assert!(online >= env["cpus_allowed"].as_array().unwrap().len());
         // rustc built this test, so it is there.
         assert!(env["tools"]["rustc"]
             .as_str()

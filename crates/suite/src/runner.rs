@@ -260,6 +260,12 @@ pub fn run_suite(
     if targets.is_empty() {
         return Err(RunError::NoServers(suite.servers.clone()));
     }
+    // Before the client pins itself, so the run records the machine's CPUs
+    // rather than the client's share of them.
+    let environment = req
+        .resume
+        .is_none()
+        .then(|| crate::environment::capture(&req.project_dir));
     let cpus = resolve(&suite.placement, &allowed_cpus()).map_err(RunError::Placement)?;
     if let Some(client) = &cpus.client {
         pin_current_thread(client).map_err(|e| {
@@ -278,7 +284,7 @@ pub fn run_suite(
             (id, done)
         }
         None => {
-            let mut environment = crate::environment::capture(&req.project_dir);
+            let mut environment = environment.unwrap_or_default();
             environment["work_seed"] = json!(seed_now());
             let run = store.begin_run(&NewRun {
                 suite: suite.name.clone(),

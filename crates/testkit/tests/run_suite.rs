@@ -5,73 +5,16 @@
 //! server process is left behind. Here rather than in the suite crate
 //! because the misbehaving servers are this crate's binaries.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{fake_server, repo, request, scratch, Quiet};
+
 use netbench_engine::LoadResult;
+use netbench_suite::run_suite;
 use netbench_suite::store::{BuildStatus, MeasurementStatus, RunStatus, Store};
-use netbench_suite::{run_suite, Event, Observer, RunRequest, Suite};
-
-/// A fresh folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("netbench-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A server folder whose run command is the contract server with `args`.
-fn fake_server(servers: &Path, name: &str, build: &str, args: &str) {
-    let dir = servers.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = env!("CARGO_BIN_EXE_netbench-contract-server");
-    std::fs::write(
-        dir.join("server.toml"),
-        format!(
-            "name = \"{name}\"\nlanguage = \"Rust\"\nframework = \"test\"\ndescription = \"a test server\"\n\
-             build = \"{build}\"\nrun = \"{bin} {args}\"\n"
-        ),
-    )
-    .unwrap();
-}
-
-struct Quiet {
-    /// Cancel the run after this many finished cells.
-    cancel_after: Option<(usize, Arc<AtomicBool>)>,
-    finished: usize,
-}
-
-impl Observer for Quiet {
-    fn event(&mut self, e: Event<'_>) {
-        if let Event::CellFinished { .. } = e {
-            self.finished += 1;
-            if let Some((n, flag)) = &self.cancel_after {
-                if self.finished >= *n {
-                    flag.store(true, Ordering::Relaxed);
-                }
-            }
-        }
-    }
-}
-
-fn request(suite: &str, servers: PathBuf, work: &Path) -> RunRequest {
-    RunRequest {
-        suite: Suite::parse("test", suite).unwrap(),
-        servers_dir: servers,
-        project_dir: repo(),
-        build_cache: work.join("build-cache.json"),
-        command: "test".into(),
-        resume: None,
-        cancel: Arc::new(AtomicBool::new(false)),
-        ready_within: Duration::from_secs(3),
-    }
-}
 
 /// Processes whose command line contains `marker`.
 fn processes_with(marker: &str) -> Vec<String> {

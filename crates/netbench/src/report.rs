@@ -1,0 +1,140 @@
+//! `netbench report` and `netbench compare`: read runs from the store, hand
+//! them to the reporters, write the result where the user asked.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use netbench_report::{
+    build_report, compare as compare_runs, write_compare_html, write_compare_text, write_csv,
+    write_html, write_markdown, Report,
+};
+use netbench_suite::store::Store;
+
+use crate::cli::{CompareArgs, CompareFormat, ReportArgs, ReportFormat, StoreArgs};
+use crate::exit;
+use crate::run::open;
+
+/// Opens an existing store: a report of a file that is not there is a typo,
+/// not a request for an empty store.
+fn open_existing(args: &StoreArgs) -> Result<Store> {
+    if !args.db.is_file() {
+        bail!(
+            "no results store at {}: run a suite first (`netbench run quick`), or pass --db FILE",
+            args.db.display()
+        );
+    }
+    open(args)
+}
+
+fn load(store: &Store, id: i64) -> Result<Report> {
+    let detail = store
+        .run(id)
+        .with_context(|| format!("reading run {id} (`netbench runs` lists them)"))?;
+    Ok(build_report(&detail))
+}
+
+/// Writes through a temporary file renamed into place, so a crash or Ctrl-C
+/// never leaves half a report where a whole one was.
+fn write_file(path: &Path, body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the folder {}", dir.display()))?;
+    }
+    let tmp = path.with_extension("partial");
+    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let mut out = BufWriter::new(file);
+    body(&mut out)
+        .and_then(|()| out.flush())
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    drop(out);
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("moving {} to {}", tmp.display(), path.display()))
+}
+
+fn write_out(
+    output: Option<&Path>,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    match output {
+        Some(path) => {
+            write_file(path, body)?;
+            eprintln!("wrote {}", path.display());
+            Ok(())
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            body(&mut out)?;
+            Ok(out.flush()?)
+        }
+    }
+}
+
+pub(crate) fn report(args: ReportArgs) -> Result<u8> {
+    let store = open_existing(&args.store)?;
+    let id = match args.run {
+        Some(id) => id,
+        None => store
+            .latest_run()?
+            .with_context(|| format!("no runs in {}", args.store.db.display()))?,
+    };
+    let report = load(&store, id)?;
+    let output: Option<PathBuf> = match (args.output, args.format) {
+        (Some(p), _) => Some(p),
+        (None, ReportFormat::Html) => Some(default_html_path(&args.store.db, id)),
+        (None, _) => None,
+    };
+    write_out(output.as_deref(), |mut out| match args.format {
+        ReportFormat::Html => write_html(&mut out, &report),
+        ReportFormat::Md => write_markdown(&mut out, &report),
+        ReportFormat::Csv => write_csv(&mut out, &report),
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &report)?;
+            writeln!(out)
+        }
+    })?;
+    Ok(exit::OK)
+}
+
+/// `results/run-7/report.html` beside `results/netbench.sqlite`.
+fn default_html_path(db: &Path, run: i64) -> PathBuf {
+    db.parent()
+        .unwrap_or(Path::new("."))
+        .join(format!("run-{run}"))
+        .join("report.html")
+}
+
+pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
+    let store = open_existing(&args.store)?;
+    let a = load(&store, args.run_a)?;
+    let b = load(&store, args.run_b)?;
+    let c = compare_runs(&a, &b);
+    write_out(args.output.as_deref(), |mut out| match args.format {
+        CompareFormat::Text => write_compare_text(&mut out, &c),
+        CompareFormat::Html => write_compare_html(&mut out, &c),
+        CompareFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &c)?;
+            writeln!(out)
+        }
+    })?;
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_goes_beside_the_store() {
+        assert_eq!(
+            default_html_path(Path::new("results/netbench.sqlite"), 7),
+            PathBuf::from("results/run-7/report.html")
+        );
+        assert_eq!(
+            default_html_path(Path::new("db.sqlite"), 1),
+            PathBuf::from("run-1/report.html")
+        );
+    }
+}

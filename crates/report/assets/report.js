@@ -1,0 +1,195 @@
+// Draws the report's charts with Chart.js from the JSON the page carries
+// (#report-data); the tables are already in the page. When every chart is
+// drawn, body[data-charts] holds their number, for the browser test.
+(function () {
+  'use strict';
+  const data = JSON.parse(document.getElementById('report-data').textContent);
+  Chart.register(ChartErrorBars.BarWithErrorBarsController, ChartErrorBars.BarWithErrorBar);
+  // Still pictures: a report is read and printed, and screenshots must be whole.
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+
+  const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2',
+    '#97bbf5', '#9c6b4e', '#9498a0'];
+  const FLAG_TEXT = {
+    'C': 'client-bound: the client may have been the limit',
+    '~': 'noisy: repetitions spread more than 5%',
+    'E': 'errors during the measurement',
+    'F': 'a repetition failed',
+    'W': 'verification passed with warnings',
+  };
+  const columns = data.columns || [];
+  const color = (server) => PALETTE[Math.max(0, columns.indexOf(server)) % PALETTE.length];
+  const cellOf = (test, conns, server) => data.cells.find(
+    (c) => c.test === test && c.connections === conns && c.server === server);
+  const testOf = (name) => data.tests.find((t) => t.name === name);
+  const num = (v) => Math.round(v).toLocaleString('en-US');
+  const ms = (ns) => {
+    const v = ns / 1e6;
+    return v >= 100 ? v.toFixed(0) + ' ms' : v >= 1 ? v.toFixed(2) + ' ms' : (v * 1000).toFixed(1) + ' µs';
+  };
+  const flagLines = (flags) => (flags || '').split('').map((f) => f + ': ' + (FLAG_TEXT[f] || f));
+
+  // Writes each point's flag marks above it, so a qualified number is never
+  // shown without its qualifier.
+  const flagMarks = {
+    id: 'flagMarks',
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.font = 'bold 11px sans-serif';
+      ctx.fillStyle = '#7a4d00';
+      ctx.textAlign = 'center';
+      chart.data.datasets.forEach((ds, i) => {
+        const meta = chart.getDatasetMeta(i);
+        if (meta.hidden || !ds.flags) return;
+        meta.data.forEach((el, j) => {
+          const f = ds.flags[j];
+          if (!f || !el || ds.data[j] == null) return;
+          const pos = el.tooltipPosition();
+          ctx.fillText(f, pos.x, Math.max(10, pos.y - 14));
+        });
+      });
+      ctx.restore();
+    },
+  };
+
+  function groupedBars(canvas, valueOf, yTitle, withCi) {
+    const test = testOf(canvas.dataset.test);
+    const datasets = columns.map((server) => {
+      const cells = test.connections.map((c) => cellOf(test.name, c, server));
+      return {
+        label: server,
+        backgroundColor: color(server),
+        flags: cells.map((c) => (c ? c.flags : '')),
+        data: cells.map((c) => (c ? valueOf(c) : null)),
+      };
+    }).filter((ds) => ds.data.some((v) => v != null));
+    new Chart(canvas, {
+      type: withCi ? 'barWithErrorBars' : 'bar',
+      data: { labels: test.connections.map((c) => num(c) + ' conn.'), datasets },
+      plugins: [flagMarks],
+      options: {
+        layout: { padding: { top: 16 } },
+        scales: { y: { beginAtZero: true, title: { display: true, text: yTitle } } },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              label: (item) => {
+                const v = item.raw && typeof item.raw === 'object' ? item.raw : { y: item.raw };
+                let s = item.dataset.label + ': ' + (Math.abs(v.y) >= 100 ? num(v.y) : Number(v.y).toPrecision(3));
+                if (v.yMin != null) s += ' (95% CI ' + num(v.yMin) + ' to ' + num(v.yMax) + ')';
+                return s;
+              },
+              afterLabel: (item) => flagLines(item.dataset.flags[item.dataIndex]),
+            },
+          },
+        },
+      },
+    });
+  }
+
+  function throughput(canvas) {
+    groupedBars(canvas, (c) => {
+      const s = c.rps;
+      if (!s) return null;
+      const ci = s.ci95 || [s.median, s.median];
+      return { y: s.median, yMin: Math.max(0, ci[0]), yMax: ci[1] };
+    }, 'requests/s', true);
+  }
+
+  const NINES = [[Math.log10(2), 'p50'], [1, 'p90'], [2, 'p99'], [3, 'p99.9'], [4, 'p99.99']];
+
+  function latency(canvas) {
+    const conns = Number(canvas.dataset.connections);
+    const datasets = columns.map((server) => {
+      const c = cellOf(canvas.dataset.test, conns, server);
+      if (!c || !c.latency) return null;
+      return {
+        label: server + (c.flags ? ' [' + c.flags + ']' : ''),
+        flags: c.flags,
+        borderColor: color(server),
+        backgroundColor: color(server),
+        pointRadius: 2,
+        borderWidth: 2,
+        data: c.latency.points.map((p) => ({ x: p.nines, y: p.ns / 1e6, q: p.quantile })),
+      };
+    }).filter(Boolean);
+    new Chart(canvas, {
+      type: 'line',
+      data: { datasets },
+      options: {
+        parsing: false,
+        scales: {
+          x: {
+            type: 'linear', min: Math.log10(2), max: 4,
+            title: { display: true, text: 'percentile' },
+            afterBuildTicks: (axis) => { axis.ticks = NINES.map(([v]) => ({ value: v })); },
+            ticks: { callback: (v) => (NINES.find(([n]) => Math.abs(n - v) < 1e-9) || [0, ''])[1] },
+          },
+          y: { type: 'logarithmic', title: { display: true, text: 'latency (ms, log scale)' } },
+        },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              title: (items) => 'p' + +(items[0].raw.q * 100).toFixed(2),
+              label: (item) => item.dataset.label + ': ' + ms(item.raw.y * 1e6),
+              afterLabel: (item) => flagLines(item.dataset.flags),
+            },
+          },
+        },
+      },
+    });
+  }
+
+  function change(canvas) {
+    const rows = data.rows.filter((r) => r.metric === canvas.dataset.test);
+    canvas.parentElement.style.height = Math.max(200, 28 * rows.length + 80) + 'px';
+    const tone = { better: '#1a7f37', worse: '#c62828', no_change: '#9498a0', too_few: '#c9ccd3' };
+    new Chart(canvas, {
+      type: 'barWithErrorBars',
+      data: {
+        labels: rows.map((r) => r.test + ' c=' + r.connections + ' ' + r.server),
+        datasets: [{
+          label: 'change (B vs A)',
+          backgroundColor: rows.map((r) => tone[r.verdict]),
+          data: rows.map((r) => {
+            const ci = r.change_ci95 || [r.change, r.change];
+            return { x: r.change * 100, xMin: ci[0] * 100, xMax: ci[1] * 100 };
+          }),
+        }],
+      },
+      options: {
+        indexAxis: 'y',
+        scales: { x: { title: { display: true, text: 'change of the median (%)' } } },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: {
+              label: (item) => {
+                const r = rows[item.dataIndex];
+                return (r.change * 100).toFixed(1) + '%, p = ' + r.p.toFixed(3) + ', ' + r.verdict.replace('_', ' ');
+              },
+            },
+          },
+        },
+      },
+    });
+  }
+
+  const builders = {
+    throughput,
+    latency,
+    change,
+    cpu: (c) => groupedBars(c, (x) => x.server_cpu_cores, 'cores busy', false),
+    efficiency: (c) => groupedBars(c, (x) => x.requests_per_cpu_s, 'requests per CPU-second', false),
+    memory: (c) => groupedBars(c, (x) => (x.peak_rss_bytes == null ? null : x.peak_rss_bytes / 1048576), 'MiB', false),
+  };
+  let drawn = 0;
+  for (const canvas of document.querySelectorAll('canvas[data-chart]')) {
+    builders[canvas.dataset.chart](canvas);
+    drawn += 1;
+  }
+  document.body.dataset.charts = String(drawn);
+})();

@@ -1,0 +1,338 @@
+//! Two runs side by side, in the spirit of benchstat: per cell and metric
+//! the change of the median with a bootstrap interval, and whether it is
+//! significant by the Mann–Whitney U test over the repetitions.
+
+use std::io::{self, Write};
+
+use netbench_suite::stats::{summarize, Summary};
+use serde::Serialize;
+
+use crate::format::{format_duration_ns, thousands};
+use crate::model::{RepetitionFigures, Report, RunInfo};
+use crate::significance::{bootstrap_change_ci, mann_whitney_p, smallest_p, ALPHA};
+
+/// How the comparison decides, in words, for every output.
+pub const METHOD: &str = "Mann–Whitney U test (two-sided, exact for small samples) over the \
+    repetitions, significant when p < 0.05; change = median B / median A − 1, with a 95% \
+    percentile-bootstrap interval (10,000 resamples, fixed seed)";
+
+/// A compared figure and which way is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    RequestsPerS,
+    LatencyP99,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 2] = [Metric::RequestsPerS, Metric::LatencyP99];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::RequestsPerS => "requests/s",
+            Metric::LatencyP99 => "p99 latency",
+        }
+    }
+
+    fn value(self, f: &RepetitionFigures) -> f64 {
+        match self {
+            Metric::RequestsPerS => f.rps,
+            Metric::LatencyP99 => f.latency_p99_ns,
+        }
+    }
+
+    fn higher_is_better(self) -> bool {
+        self == Metric::RequestsPerS
+    }
+
+    fn show(self, v: f64) -> String {
+        match self {
+            Metric::RequestsPerS => thousands(v.round() as u64),
+            Metric::LatencyP99 => format_duration_ns(v),
+        }
+    }
+}
+
+/// What the test says about a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// p ≥ 0.05: within the noise of the repetitions.
+    NoChange,
+    /// So few repetitions that no outcome could reach p < 0.05.
+    TooFew,
+}
+
+impl Verdict {
+    fn mark(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::NoChange => "~",
+            Verdict::TooFew => "? too few",
+        }
+    }
+}
+
+/// One cell and metric in both runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    pub metric: Metric,
+    pub test: String,
+    pub connections: u32,
+    pub server: String,
+    pub a: Summary,
+    pub b: Summary,
+    /// `median(b) / median(a) - 1`.
+    pub change: f64,
+    pub change_ci95: Option<(f64, f64)>,
+    pub p: f64,
+    pub verdict: Verdict,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub format: &'static str,
+    pub method: &'static str,
+    pub alpha: f64,
+    pub a: RunInfo,
+    pub b: RunInfo,
+    pub rows: Vec<CompareRow>,
+    /// Cells with good repetitions in only one of the runs, as
+    /// "test c=N server".
+    pub only_in_a: Vec<String>,
+    pub only_in_b: Vec<String>,
+    /// Cells in a run's matrix without a good repetition in either run.
+    pub in_neither: Vec<String>,
+}
+
+/// Compares run `b` against run `a` cell by cell.
+pub fn compare(a: &Report, b: &Report) -> Comparison {
+    // Every cell of either run, in A's order and then B's new ones.
+    let mut keys: Vec<(&str, u32, &str)> = Vec::new();
+    for c in a.cells.iter().chain(&b.cells) {
+        let k = (c.test.as_str(), c.connections, c.server.as_str());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut rows = Vec::new();
+    let (mut only_in_a, mut only_in_b, mut in_neither) = (Vec::new(), Vec::new(), Vec::new());
+    for metric in Metric::ALL {
+        for &(t, c, s) in &keys {
+            let xs = a.rep_values(t, c, s, |f| metric.value(f));
+            let ys = b.rep_values(t, c, s, |f| metric.value(f));
+            let name = format!("{t} c={c} {s}");
+            match (xs.is_empty(), ys.is_empty()) {
+                (false, false) => rows.push(row(metric, t, c, s, &xs, &ys)),
+                // The lists are per cell, not per metric.
+                _ if metric != Metric::RequestsPerS => {}
+                (false, true) => only_in_a.push(name),
+                (true, false) => only_in_b.push(name),
+                (true, true) => in_neither.push(name),
+            }
+        }
+    }
+    Comparison {
+        format: "netbench-compare/1",
+        method: METHOD,
+        alpha: ALPHA,
+        a: a.run.clone(),
+        b: b.run.clone(),
+        rows,
+        only_in_a,
+        only_in_b,
+        in_neither,
+    }
+}
+
+fn row(metric: Metric, test: &str, conns: u32, server: &str, xs: &[f64], ys: &[f64]) -> CompareRow {
+    let (sa, sb) = (
+        summarize(xs).expect("non-empty"),
+        summarize(ys).expect("non-empty"),
+    );
+    let change = if sa.median == 0.0 {
+        f64::NAN
+    } else {
+        sb.median / sa.median - 1.0
+    };
+    let p = mann_whitney_p(xs, ys).unwrap_or(1.0);
+    let verdict = if smallest_p(xs.len(), ys.len()) >= ALPHA {
+        Verdict::TooFew
+    } else if p >= ALPHA {
+        Verdict::NoChange
+    } else if (change > 0.0) == metric.higher_is_better() {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    };
+    CompareRow {
+        metric,
+        test: test.to_string(),
+        connections: conns,
+        server: server.to_string(),
+        a: sa,
+        b: sb,
+        change,
+        change_ci95: bootstrap_change_ci(xs, ys),
+        p,
+        verdict,
+    }
+}
+
+/// `+12.3%`, `-0.4%`.
+pub fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    // Rounds to zero without a sign: "-0.0%" reads as a change.
+    if p.abs() < 0.05 {
+        return "0.0%".to_string();
+    }
+    format!("{p:+.1}%")
+}
+
+/// Writes the comparison as aligned text tables, one per metric.
+pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()> {
+    writeln!(
+        out,
+        "A: run {} ({}, {})\nB: run {} ({}, {})\n{}\n",
+        c.a.id, c.a.suite, c.a.started_at, c.b.id, c.b.suite, c.b.started_at, c.method
+    )?;
+    for metric in Metric::ALL {
+        let mut lines = vec![vec![
+            metric.title().to_string(),
+            "A".into(),
+            "B".into(),
+            "change".into(),
+            "95% interval".into(),
+            "p".into(),
+            String::new(),
+        ]];
+        for r in c.rows.iter().filter(|r| r.metric == metric) {
+            lines.push(vec![
+                format!("{} c={} {}", r.test, r.connections, r.server),
+                format!("{} n={}", metric.show(r.a.median), r.a.n),
+                format!("{} n={}", metric.show(r.b.median), r.b.n),
+                percent(r.change),
+                r.change_ci95.map_or("-".into(), |(lo, hi)| {
+                    format!("[{}, {}]", percent(lo), percent(hi))
+                }),
+                format!("{:.3}", r.p),
+                r.verdict.mark().to_string(),
+            ]);
+        }
+        if lines.len() == 1 {
+            continue;
+        }
+        write_aligned(out, &lines)?;
+        writeln!(out)?;
+    }
+    let few = c.rows.iter().any(|r| r.verdict == Verdict::TooFew);
+    writeln!(
+        out,
+        "~ not significant (p ≥ {}). better/worse: significant, in the direction that is better \
+         or worse for that metric.",
+        c.alpha
+    )?;
+    if few {
+        writeln!(
+            out,
+            "? too few: with 3 or fewer repetitions a side the smallest p this test can give is \
+             0.100 or more, so no change can be called significant; use 4 or more (`repetitions` \
+             in the suite)."
+        )?;
+    }
+    for (which, cells) in not_compared(c) {
+        writeln!(out, "{which}: {}", cells.join(", "))?;
+    }
+    Ok(())
+}
+
+/// The cells that could not be compared, by reason, leaving out empty lists.
+pub(crate) fn not_compared(c: &Comparison) -> Vec<(&'static str, &[String])> {
+    [
+        ("measured only in A", c.only_in_a.as_slice()),
+        ("measured only in B", c.only_in_b.as_slice()),
+        ("no good repetition in either run", c.in_neither.as_slice()),
+    ]
+    .into_iter()
+    .filter(|(_, cells)| !cells.is_empty())
+    .collect()
+}
+
+fn write_aligned(out: &mut impl Write, lines: &[Vec<String>]) -> io::Result<()> {
+    let widths: Vec<usize> = (0..lines[0].len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for line in lines {
+        let cells: Vec<String> = line
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = " ".repeat(widths[i] - c.chars().count());
+                if i == 0 || i + 1 == line.len() {
+                    format!("{c}{pad}")
+                } else {
+                    format!("{pad}{c}")
+                }
+            })
+            .collect();
+        writeln!(out, "{}", cells.join("  ").trim_end())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direction_of_better_depends_on_the_metric() {
+        let slow = [100.0, 101.0, 99.0, 100.5];
+        let fast = [120.0, 121.0, 119.0, 120.5];
+        let r = row(Metric::RequestsPerS, "blank", 1, "s", &slow, &fast);
+        assert_eq!(r.verdict, Verdict::Better);
+        assert!((r.change - 120.25 / 100.25 + 1.0).abs() < 1e-12);
+        assert!((r.p - 2.0 / 70.0).abs() < 1e-9);
+        let (lo, hi) = r.change_ci95.unwrap();
+        assert!(lo > 0.0 && lo <= r.change && r.change <= hi);
+        // The same numbers as latencies: higher is worse.
+        let r = row(Metric::LatencyP99, "blank", 1, "s", &slow, &fast);
+        assert_eq!(r.verdict, Verdict::Worse);
+    }
+
+    #[test]
+    fn overlap_is_no_change_and_three_a_side_is_too_few() {
+        let a = [100.0, 104.0, 98.0, 102.0];
+        let b = [101.0, 97.0, 103.0, 99.0];
+        assert_eq!(
+            row(Metric::RequestsPerS, "t", 1, "s", &a, &b).verdict,
+            Verdict::NoChange
+        );
+        let r = row(
+            Metric::RequestsPerS,
+            "t",
+            1,
+            "s",
+            &a[..3],
+            &[200.0, 201.0, 202.0],
+        );
+        assert_eq!(r.verdict, Verdict::TooFew);
+        assert!((r.p - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn percent_has_no_negative_zero() {
+        assert_eq!(percent(-0.0001), "0.0%");
+        assert_eq!(percent(0.123), "+12.3%");
+        assert_eq!(percent(-0.05), "-5.0%");
+    }
+}

@@ -1,0 +1,105 @@
+//! The report as CSV in long format: one row per repetition and metric,
+//! ready for a spreadsheet's pivot table or a data frame, failed repetitions
+//! included (as metric `failed`).
+
+use std::io::{self, Write};
+
+use crate::model::{RepetitionFigures, Report};
+
+/// The metrics of a good repetition: name, unit, value.
+fn metrics(f: &RepetitionFigures) -> Vec<(String, &'static str, f64)> {
+    let mut m = vec![
+        ("requests_per_s".to_string(), "1/s", f.rps),
+        ("requests".into(), "count", f.requests as f64),
+        (
+            "errors".into(),
+            "count",
+            f.errors.values().sum::<u64>() as f64,
+        ),
+        ("latency_mean".into(), "ns", f.latency_mean_ns),
+        ("latency_p50".into(), "ns", f.latency_p50_ns),
+        ("latency_p90".into(), "ns", f.latency_p90_ns),
+        ("latency_p99".into(), "ns", f.latency_p99_ns),
+        ("latency_p99.9".into(), "ns", f.latency_p999_ns),
+        ("latency_p99.99".into(), "ns", f.latency_p9999_ns),
+        ("latency_max".into(), "ns", f.latency_max_ns),
+        ("client_cpu".into(), "s", f.client_cpu_s),
+        (
+            "connections_in_flight".into(),
+            "count",
+            f.achieved_concurrency,
+        ),
+        (
+            "client_bound".into(),
+            "bool",
+            if f.client_bound { 1.0 } else { 0.0 },
+        ),
+    ];
+    for (kind, n) in &f.errors {
+        m.push((format!("errors_{kind}"), "count", *n as f64));
+    }
+    if let Some(s) = &f.server {
+        m.push(("server_cpu".into(), "s", s.cpu_s));
+        m.push(("server_cpu_cores".into(), "cores", s.cpu_cores));
+        if let Some(r) = s.requests_per_cpu_s {
+            m.push(("requests_per_server_cpu_s".into(), "1/s", r));
+        }
+        m.push(("server_peak_rss".into(), "bytes", s.peak_rss_bytes as f64));
+        m.push(("server_peak_pss".into(), "bytes", s.peak_pss_bytes as f64));
+        m.push((
+            "server_peak_threads".into(),
+            "count",
+            f64::from(s.peak_threads),
+        ));
+    }
+    m
+}
+
+/// Writes the CSV (RFC 4180, header first).
+pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    writeln!(
+        out,
+        "run,suite,test,connections,server,repetition,metric,unit,value"
+    )?;
+    for rep in &r.repetitions {
+        let prefix = [
+            r.run.id.to_string(),
+            field(&r.run.suite),
+            field(&rep.test),
+            rep.connections.to_string(),
+            field(&rep.server),
+            rep.repetition.to_string(),
+        ]
+        .join(",");
+        match &rep.result {
+            Some(f) => {
+                for (name, unit, value) in metrics(f) {
+                    writeln!(out, "{prefix},{},{unit},{value}", field(&name))?;
+                }
+            }
+            None => writeln!(out, "{prefix},failed,bool,1")?,
+        }
+    }
+    Ok(())
+}
+
+/// A field quoted when it holds a comma, quote or line break.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    #[test]
+    fn quotes_only_when_needed() {
+        assert_eq!(field("go-nethttp"), "go-nethttp");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

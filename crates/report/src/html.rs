@@ -1,0 +1,569 @@
+//! The report as one self-contained HTML file: tables written here, charts
+//! drawn in the browser by Chart.js (inlined, as are the styles and the data),
+//! so the file works offline and can be mailed or archived as it is.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::compare::{not_compared, percent, Comparison, Metric, Verdict};
+use crate::format::{bytes, format_duration_ns, thousands};
+use crate::markdown::WARN_LEGEND;
+use crate::model::{Cell, Report};
+use crate::suite_table::{CELL_LEGEND, FLAG_LEGEND};
+
+const CHART_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/chart.umd.min.js"));
+const ERROR_BARS_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/error-bars.umd.min.js"));
+const REPORT_JS: &str = include_str!("../assets/report.js");
+const REPORT_CSS: &str = include_str!("../assets/report.css");
+
+/// What a flag mark means, for tooltips.
+fn flag_title(f: char) -> &'static str {
+    match f {
+        'C' => "client-bound: the client, not the server, may have been the limit",
+        '~' => "noisy: the repetitions spread more than 5% (CV), too noisy to rank",
+        'E' => "errors: failed checks, timeouts, refused or broken connections",
+        'F' => "a repetition failed",
+        'W' => "the server passed verification with warnings",
+        _ => "",
+    }
+}
+
+/// HTML-escapes text for element content and quoted attributes.
+pub(crate) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON that is safe inside a `<script>` element: `<` never appears raw, so
+/// no string in the data can close the element.
+fn script_json(data: &impl Serialize) -> String {
+    serde_json::to_string(data)
+        .expect("report data serializes")
+        .replace('<', "\\u003c")
+}
+
+fn flags_html(flags: &str) -> String {
+    flags
+        .chars()
+        .map(|f| {
+            format!(
+                "<abbr class=\"flag\" title=\"{}\">{}</abbr>",
+                esc(flag_title(f)),
+                esc(&f.to_string())
+            )
+        })
+        .collect()
+}
+
+fn page(out: &mut impl Write, title: &str, body: &str, data: &str) -> io::Result<()> {
+    write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>\n{REPORT_CSS}</style>\n</head>\n<body>\n{body}\n\
+         <script id=\"report-data\" type=\"application/json\">{data}</script>\n\
+         <script>\n{CHART_JS}\n</script>\n<script>\n{ERROR_BARS_JS}\n</script>\n\
+         <script>\n{REPORT_JS}</script>\n</body>\n</html>\n",
+        title = esc(title),
+    )
+}
+
+/// Writes the run's report.
+pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    let mut b = String::new();
+    let title = format!("netbench · run {} · {}", r.run.id, r.run.suite);
+    header(&mut b, r, &title);
+    summary(&mut b, r);
+    throughput(&mut b, r);
+    latency(&mut b, r);
+    resources(&mut b, r);
+    servers(&mut b, r);
+    environment(&mut b, r);
+    failures(&mut b, r);
+    footer(&mut b, &format!("run {} of {}", r.run.id, r.run.suite));
+    page(out, &title, &b, &script_json(r))
+}
+
+fn header(b: &mut String, r: &Report, title: &str) {
+    let _ = write!(
+        b,
+        "<header><h1>{}</h1><p class=\"meta\">{} · started {}{} · <code>{}</code></p>",
+        esc(title),
+        esc(&r.run.status),
+        esc(&r.run.started_at),
+        r.run
+            .finished_at
+            .as_deref()
+            .map(|f| format!(", finished {}", esc(f)))
+            .unwrap_or_default(),
+        esc(&r.run.command),
+    );
+    let env = &r.run.environment;
+    let _ = write!(
+        b,
+        "<p class=\"meta\">{} · {} CPUs online · {} · Linux {} · server on CPUs {}, client on CPUs {}</p>\
+         <nav><a href=\"#summary\">Summary</a><a href=\"#throughput\">Throughput</a>\
+         <a href=\"#latency\">Latency</a><a href=\"#resources\">Server CPU and memory</a>\
+         <a href=\"#servers\">Servers</a><a href=\"#environment\">Environment</a></nav></header>",
+        esc(env["cpu_model"].as_str().unwrap_or("unknown CPU")),
+        env["cpus_online"],
+        esc(env["os"].as_str().unwrap_or("unknown OS")),
+        esc(env["kernel"].as_str().unwrap_or("?")),
+        esc(&r.run.placement["server"].to_string()),
+        esc(&r.run.placement["client"].to_string()),
+    );
+}
+
+fn cell_html(c: Option<&Cell>, best: bool) -> String {
+    let Some(c) = c else {
+        return "<td class=\"none\">-</td>".to_string();
+    };
+    let Some(rps) = c.stats.rps else {
+        return format!(
+            "<td class=\"failed\" title=\"{}\">failed {}/{} {}</td>",
+            esc(c.stats.failure.as_deref().unwrap_or("")),
+            c.stats.failed,
+            c.stats.repetitions,
+            flags_html(&c.flags)
+        );
+    };
+    let spread = match rps.ci95 {
+        Some((lo, hi)) if rps.median > 0.0 => format!(
+            "<span class=\"ci\" title=\"95% CI of the mean: {} to {}\">±{:.0}%</span>",
+            thousands(lo.max(0.0).round() as u64),
+            thousands(hi.round() as u64),
+            (hi - lo) / 2.0 / rps.median * 100.0
+        ),
+        _ => String::new(),
+    };
+    let p99 = c.stats.p99_ns.map_or(String::new(), |p| {
+        format!("<span class=\"p99\">p99 {}</span>", format_duration_ns(p))
+    });
+    format!(
+        "<td{}><span class=\"num\">{}</span> {spread} {} {p99}</td>",
+        if best { " class=\"best\"" } else { "" },
+        thousands(rps.median.round() as u64),
+        flags_html(&c.flags),
+    )
+}
+
+fn summary(b: &mut String, r: &Report) {
+    b.push_str("<section id=\"summary\"><h2>Summary</h2><table class=\"grid\"><thead><tr><th>test</th><th>connections</th>");
+    for s in &r.columns {
+        let _ = write!(b, "<th>{}</th>", esc(s));
+    }
+    b.push_str("</tr></thead><tbody>");
+    for t in &r.tests {
+        for &c in &t.connections {
+            let cells: Vec<Option<&Cell>> =
+                r.columns.iter().map(|s| r.cell(&t.name, c, s)).collect();
+            let best = cells
+                .iter()
+                .filter_map(|c| c.and_then(|c| c.stats.rps).map(|s| s.median))
+                .fold(f64::NAN, f64::max);
+            let _ = write!(
+                b,
+                "<tr><th>{}</th><td>{}</td>",
+                esc(&t.name),
+                thousands(u64::from(c))
+            );
+            for cell in cells {
+                let is_best = cell
+                    .and_then(|c| c.stats.rps)
+                    .is_some_and(|s| s.median == best);
+                b.push_str(&cell_html(cell, is_best));
+            }
+            b.push_str("</tr>");
+        }
+    }
+    let _ = write!(
+        b,
+        "</tbody></table><p class=\"legend\">{} The fastest in each row is bold. {} {}</p></section>",
+        esc(CELL_LEGEND),
+        esc(FLAG_LEGEND),
+        esc(WARN_LEGEND)
+    );
+}
+
+fn canvas(b: &mut String, kind: &str, test: &str, connections: Option<u32>, caption: &str) {
+    let id = match connections {
+        Some(c) => format!("{kind}-{test}-{c}"),
+        None => format!("{kind}-{test}"),
+    };
+    let _ = write!(
+        b,
+        "<figure><figcaption>{}</figcaption><div class=\"chart\"><canvas id=\"{}\" data-chart=\"{}\" \
+         data-test=\"{}\"{}></canvas></div></figure>",
+        esc(caption),
+        esc(&id),
+        esc(kind),
+        esc(test),
+        connections.map_or(String::new(), |c| format!(" data-connections=\"{c}\"")),
+    );
+}
+
+/// Whether any cell of `test` (at `connections`, if given) has what a chart
+/// would draw: a chart without data is left out, and says so.
+fn any(r: &Report, test: &str, connections: Option<u32>, has: impl Fn(&Cell) -> bool) -> bool {
+    r.cells
+        .iter()
+        .filter(|c| c.test == test && connections.is_none_or(|n| n == c.connections))
+        .any(has)
+}
+
+/// Whether a cell has what one chart draws.
+type HasData = fn(&Cell) -> bool;
+
+fn no_data(b: &mut String, caption: &str) {
+    let _ = write!(
+        b,
+        "<figure><figcaption>{}</figcaption></figure>",
+        esc(caption)
+    );
+}
+
+fn throughput(b: &mut String, r: &Report) {
+    b.push_str(
+        "<section id=\"throughput\"><h2>Throughput</h2><p class=\"legend\">Median requests/s per \
+         server and connection count; the whisker is the 95% confidence interval of the mean over \
+         the repetitions. Flag marks above a bar qualify it (hover for details).</p><div class=\"charts\">",
+    );
+    for t in &r.tests {
+        if any(r, &t.name, None, |c| c.stats.rps.is_some()) {
+            canvas(
+                b,
+                "throughput",
+                &t.name,
+                None,
+                &format!("{}: requests/s", t.name),
+            );
+        } else {
+            no_data(b, &format!("{}: no server produced a result", t.name));
+        }
+    }
+    b.push_str("</div></section>");
+}
+
+fn latency(b: &mut String, r: &Report) {
+    b.push_str(
+        "<section id=\"latency\"><h2>Latency spectrum</h2><p class=\"legend\">Latency at each \
+         percentile from p50 to p99.99, from every answer of every repetition (the stored \
+         HdrHistograms added together). The x axis spaces the nines evenly; the y axis is \
+         logarithmic. A line stops where the answers run out: p99.99 needs 10,000 answers.</p>\
+         <div class=\"charts\">",
+    );
+    for t in &r.tests {
+        for &c in &t.connections {
+            let caption = format!("{} at {} connections", t.name, thousands(u64::from(c)));
+            if any(r, &t.name, Some(c), |c| c.latency.is_some()) {
+                canvas(b, "latency", &t.name, Some(c), &caption);
+            } else {
+                no_data(b, &format!("{caption}: no answers"));
+            }
+        }
+    }
+    b.push_str("</div></section>");
+}
+
+fn resources(b: &mut String, r: &Report) {
+    b.push_str(
+        "<section id=\"resources\"><h2>Server CPU and memory</h2><p class=\"legend\">From /proc \
+         samples of the server's whole process tree, 10 a second, during the measured part of \
+         each repetition (medians over the repetitions). Requests per CPU-second is requests/s \
+         over the cores the server kept busy: how much work each unit of CPU buys. RSS per \
+         connection is the growth of peak RSS from the smallest connection count of the test, per \
+         added connection.</p><div class=\"charts\">",
+    );
+    for t in &r.tests {
+        let charts: [(&str, &str, HasData); 3] = [
+            ("cpu", "server CPU (cores)", |c| {
+                c.server_cpu_cores.is_some()
+            }),
+            ("efficiency", "requests per server CPU-second", |c| {
+                c.requests_per_cpu_s.is_some()
+            }),
+            ("memory", "server peak RSS (MiB)", |c| {
+                c.peak_rss_bytes.is_some()
+            }),
+        ];
+        for (kind, what, has) in charts {
+            let caption = format!("{}: {what}", t.name);
+            if any(r, &t.name, None, has) {
+                canvas(b, kind, &t.name, None, &caption);
+            } else {
+                no_data(b, &format!("{caption}: no samples"));
+            }
+        }
+    }
+    b.push_str(
+        "</div><table class=\"grid\"><thead><tr><th>server</th><th>test</th><th>connections</th>\
+        <th>requests/s</th><th>server CPU</th><th>requests per CPU-s</th><th>peak RSS</th>\
+        <th>RSS per connection</th></tr></thead><tbody>",
+    );
+    for c in &r.cells {
+        let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
+        let _ = write!(
+            b,
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&c.server),
+            esc(&c.test),
+            thousands(u64::from(c.connections)),
+            opt(c.stats.rps.map(|s| s.median), &|v| thousands(v.round() as u64)),
+            flags_html(&c.flags),
+            opt(c.server_cpu_cores, &|v| format!("{v:.2} cores")),
+            opt(c.requests_per_cpu_s, &|v| thousands(v.round() as u64)),
+            opt(c.peak_rss_bytes, &|v| bytes(v as u64)),
+            opt(c.rss_per_connection, &|v| if v < 0.0 {
+                format!("{:.1} KiB (shrank)", v / 1024.0)
+            } else {
+                format!("{:.1} KiB", v / 1024.0)
+            }),
+        );
+    }
+    b.push_str("</tbody></table></section>");
+}
+
+fn servers(b: &mut String, r: &Report) {
+    b.push_str(
+        "<section id=\"servers\"><h2>Servers</h2><table class=\"grid\"><thead><tr><th>server</th>\
+         <th>language</th><th>framework</th><th>build</th><th>artefact</th><th>ready after</th>\
+         <th>verify</th></tr></thead><tbody>",
+    );
+    for s in &r.servers {
+        let verify = match (&s.verify, &s.excluded_reason) {
+            (_, Some(why)) => format!("<span class=\"bad\">left out</span>: {}", esc(why)),
+            (Some(v), None) => {
+                let mut t = format!("{} pass", v.pass);
+                if v.warn > 0 {
+                    let _ = write!(t, ", {} warn {}", v.warn, flags_html("W"));
+                }
+                if v.fail > 0 {
+                    let _ = write!(t, ", <span class=\"bad\">{} fail</span>", v.fail);
+                }
+                for n in &v.notes {
+                    let _ = write!(t, "<br><small>{}</small>", esc(n));
+                }
+                t
+            }
+            (None, None) => "-".to_string(),
+        };
+        let _ = write!(
+            b,
+            "<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&s.description),
+            esc(&s.label),
+            esc(&s.language),
+            esc(&s.framework),
+            match s.build_s {
+                Some(x) => format!("{} {x:.1} s", esc(&s.build_status)),
+                None => "shares its server's build".to_string(),
+            },
+            s.artefact_bytes.map_or("-".into(), bytes),
+            s.ready_s.map_or("-".into(), |x| format!("{:.0} ms", x * 1e3)),
+            verify
+        );
+    }
+    b.push_str(
+        "</tbody></table><p class=\"legend\">Build: the build command's time in this run (the \
+         language tools' own caches may make it short). Ready after: from start to the first good \
+         answer. Hover a server's name for its description.</p></section>",
+    );
+}
+
+fn environment(b: &mut String, r: &Report) {
+    b.push_str("<section id=\"environment\"><h2>Environment</h2><table class=\"kv\"><tbody>");
+    let mut rows: Vec<(String, String)> = Vec::new();
+    if let Some(env) = r.run.environment.as_object() {
+        for (k, v) in env {
+            match v.as_object() {
+                Some(inner) => {
+                    for (k2, v2) in inner {
+                        rows.push((format!("{k}.{k2}"), plain(v2)));
+                    }
+                }
+                None => rows.push((k.clone(), plain(v))),
+            }
+        }
+    }
+    if let Some(p) = r.run.placement.as_object() {
+        for (k, v) in p {
+            rows.push((format!("placement.{k}"), plain(v)));
+        }
+    }
+    for (k, v) in rows {
+        let _ = write!(b, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    b.push_str("</tbody></table></section>");
+}
+
+/// A JSON value as text, strings without quotes and terminal colour codes.
+fn plain(v: &serde_json::Value) -> String {
+    let s = match v.as_str() {
+        Some(s) => s.to_string(),
+        None => v.to_string(),
+    };
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // ESC [ ... letter
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn failures(b: &mut String, r: &Report) {
+    let failed: Vec<_> = r.repetitions.iter().filter(|x| !x.ok).collect();
+    if failed.is_empty() {
+        return;
+    }
+    b.push_str("<section id=\"failures\"><h2>Failed measurements</h2><ul>");
+    for f in failed {
+        let _ = write!(
+            b,
+            "<li><b>{}</b> {} at {} connections, repetition {}: <pre>{}</pre></li>",
+            esc(&f.server),
+            esc(&f.test),
+            f.connections,
+            f.repetition,
+            esc(f.failure.as_deref().unwrap_or(""))
+        );
+    }
+    b.push_str("</ul></section>");
+}
+
+fn footer(b: &mut String, what: &str) {
+    let _ = write!(
+        b,
+        "<footer>netbench {} · {} · rebuilt from the SQLite store alone · charts by Chart.js \
+         (inlined; this file needs no network)</footer>",
+        env!("CARGO_PKG_VERSION"),
+        esc(what)
+    );
+}
+
+/// Writes a comparison of two runs.
+pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()> {
+    let title = format!("netbench · run {} → run {}", c.a.id, c.b.id);
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<header><h1>{}</h1><p class=\"meta\">A: run {} ({}, {}) · B: run {} ({}, {})</p>\
+         <p class=\"meta\">{}</p></header>",
+        esc(&title),
+        c.a.id,
+        esc(&c.a.suite),
+        esc(&c.a.started_at),
+        c.b.id,
+        esc(&c.b.suite),
+        esc(&c.b.started_at),
+        esc(c.method)
+    );
+    for metric in Metric::ALL {
+        let key = match metric {
+            Metric::RequestsPerS => "requests_per_s",
+            Metric::LatencyP99 => "latency_p99",
+        };
+        let _ = write!(b, "<section><h2>{}</h2>", esc(metric.title()));
+        canvas(
+            &mut b,
+            "change",
+            key,
+            None,
+            &format!(
+                "change in {} from A to B, with its 95% interval",
+                metric.title()
+            ),
+        );
+        b.push_str(
+            "<table class=\"grid\"><thead><tr><th>cell</th><th>A (median)</th><th>B (median)</th>\
+             <th>change</th><th>95% interval</th><th>p</th><th>verdict</th></tr></thead><tbody>",
+        );
+        for r in c.rows.iter().filter(|r| r.metric == metric) {
+            let show = |v: f64| match metric {
+                Metric::RequestsPerS => thousands(v.round() as u64),
+                Metric::LatencyP99 => format_duration_ns(v),
+            };
+            let class = match r.verdict {
+                Verdict::Better => "good",
+                Verdict::Worse => "bad",
+                _ => "",
+            };
+            let _ = write!(
+                b,
+                "<tr><th>{} c={} {}</th><td>{} <small>n={}</small></td><td>{} <small>n={}</small></td>\
+                 <td class=\"{class}\">{}</td><td>{}</td><td>{:.3}</td><td class=\"{class}\">{}</td></tr>",
+                esc(&r.test),
+                r.connections,
+                esc(&r.server),
+                show(r.a.median),
+                r.a.n,
+                show(r.b.median),
+                r.b.n,
+                percent(r.change),
+                r.change_ci95
+                    .map_or("-".into(), |(lo, hi)| format!("[{}, {}]", percent(lo), percent(hi))),
+                r.p,
+                match r.verdict {
+                    Verdict::Better => "better",
+                    Verdict::Worse => "worse",
+                    Verdict::NoChange => "~ no significant change",
+                    Verdict::TooFew => "? too few repetitions to tell",
+                }
+            );
+        }
+        b.push_str("</tbody></table></section>");
+    }
+    let missing = not_compared(c);
+    if !missing.is_empty() {
+        b.push_str("<section><h2>Not compared</h2>");
+        for (which, cells) in missing {
+            let _ = write!(b, "<p>{}: {}</p>", esc(which), esc(&cells.join(", ")));
+        }
+        b.push_str("</section>");
+    }
+    footer(&mut b, &format!("run {} against run {}", c.b.id, c.a.id));
+    page(out, &title, &b, &script_json(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_script_closers() {
+        assert_eq!(
+            esc("<a href=\"x\">&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
+        );
+        let json = script_json(&serde_json::json!({"s": "</script><script>alert(1)"}));
+        assert!(!json.contains("</script>"), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["s"], "</script><script>alert(1)");
+    }
+
+    #[test]
+    fn strips_terminal_colours_from_tool_versions() {
+        let v = serde_json::json!("\u{1b}[1mApache Maven 3.8.7\u{1b}[m");
+        assert_eq!(plain(&v), "Apache Maven 3.8.7");
+    }
+}

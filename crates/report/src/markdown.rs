@@ -1,0 +1,84 @@
+//! The report as Markdown: the run's table ready to paste into a README,
+//! with the legend, what each server used, and how each was built.
+
+use std::io::{self, Write};
+
+use crate::format::{bytes, thousands};
+use crate::model::Report;
+use crate::suite_table::{cell_text, CELL_LEGEND, FLAG_LEGEND};
+
+/// What the verify-warning flag means (the table's other flags are in
+/// [`FLAG_LEGEND`]).
+pub(crate) const WARN_LEGEND: &str = "W the server passed verification with warnings.";
+
+/// Writes the Markdown report.
+pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    writeln!(
+        out,
+        "### netbench run {} (suite {}, {})\n",
+        r.run.id, r.run.suite, r.run.started_at
+    )?;
+    let env = &r.run.environment;
+    writeln!(
+        out,
+        "{} · {} CPUs · {} · {}\n",
+        env["cpu_model"].as_str().unwrap_or("unknown CPU"),
+        env["cpus_online"],
+        env["os"].as_str().unwrap_or("unknown OS"),
+        env["kernel"].as_str().unwrap_or("unknown kernel"),
+    )?;
+    let mut header = vec!["test".to_string(), "connections".to_string()];
+    header.extend(r.columns.iter().cloned());
+    row(out, &header)?;
+    let align: Vec<String> = (0..header.len())
+        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
+        .collect();
+    row(out, &align)?;
+    for t in &r.tests {
+        for &c in &t.connections {
+            let mut line = vec![t.name.clone(), thousands(u64::from(c))];
+            for server in &r.columns {
+                let cell = r.cell(&t.name, c, server);
+                let mut text = cell_text(cell.map(|c| &c.stats));
+                if cell.is_some_and(|c| c.flags.contains('W')) {
+                    text.push('W');
+                }
+                line.push(text);
+            }
+            row(out, &line)?;
+        }
+    }
+    writeln!(out, "\n{CELL_LEGEND} {FLAG_LEGEND} {WARN_LEGEND}\n")?;
+
+    writeln!(
+        out,
+        "| server | language | framework | build | artefact | ready | verify |"
+    )?;
+    writeln!(out, "|---|---|---|---:|---:|---:|---|")?;
+    for s in &r.servers {
+        let verify = match (&s.verify, &s.excluded_reason) {
+            (_, Some(why)) => format!("left out: {}", why.lines().next().unwrap_or("")),
+            (Some(v), None) => format!("{} pass, {} warn, {} fail", v.pass, v.warn, v.fail),
+            (None, None) => "-".to_string(),
+        };
+        row(
+            out,
+            &[
+                s.label.clone(),
+                s.language.clone(),
+                s.framework.clone(),
+                s.build_s.map_or("(shared)".into(), |b| format!("{b:.1} s")),
+                s.artefact_bytes.map_or("-".into(), bytes),
+                s.ready_s
+                    .map_or("-".into(), |x| format!("{:.0} ms", x * 1e3)),
+                verify,
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn row(out: &mut impl Write, cells: &[String]) -> io::Result<()> {
+    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+    writeln!(out, "| {} |", cells.join(" | "))
+}

@@ -1,0 +1,420 @@
+//! The report's content, computed once from a stored run and nothing else:
+//! who took part and how they were built, every repetition's figures, and per
+//! cell the summary, the latency spectrum and what the server used. The HTML,
+//! Markdown, CSV and JSON writers only lay it out.
+
+use std::collections::BTreeMap;
+
+use netbench_engine::LoadResult;
+use netbench_suite::stats::summarize;
+use netbench_suite::store::{MeasurementStatus, RunDetail, ServerRecord};
+use netbench_suite::ServerManifest;
+use serde::Serialize;
+
+use crate::resources::{rss_per_connection, server_use, ServerUse};
+use crate::spectrum::{decode, spectrum, Spectrum};
+use crate::suite_table::{label, run_table, CellStats};
+
+/// The version of the JSON report's layout; bumped on any breaking change.
+pub const REPORT_FORMAT: &str = "netbench-report/1";
+
+/// Everything a report shows about one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub format: &'static str,
+    pub run: RunInfo,
+    pub servers: Vec<ServerInfo>,
+    /// Tests in the suite's order, each with its connection counts.
+    pub tests: Vec<TestInfo>,
+    /// Server labels in column order.
+    pub columns: Vec<String>,
+    pub cells: Vec<Cell>,
+    pub repetitions: Vec<Repetition>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    pub id: i64,
+    pub suite: String,
+    pub status: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub command: String,
+    pub environment: serde_json::Value,
+    pub placement: serde_json::Value,
+}
+
+/// One server variant: what it is, how it was built, how it fared in
+/// verification.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerInfo {
+    pub label: String,
+    pub language: String,
+    pub framework: String,
+    pub description: String,
+    pub build_status: String,
+    /// The build command's time in this run (tools' own caches may make it
+    /// short); None for a variant, which reuses its server's build.
+    pub build_s: Option<f64>,
+    pub artefact_bytes: Option<u64>,
+    /// From start to the first good answer.
+    pub ready_s: Option<f64>,
+    pub verify: Option<VerifyCounts>,
+    pub excluded_reason: Option<String>,
+}
+
+/// Verification outcome: counts, and the non-passing checks with reasons.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerifyCounts {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    /// "check: reason" for every warning and failure.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestInfo {
+    pub name: String,
+    pub connections: Vec<u32>,
+}
+
+/// One server at one test and connection count, over its repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub test: String,
+    pub connections: u32,
+    pub server: String,
+    /// Requests/s summary, p99, errors and flags, as in the terminal table.
+    #[serde(flatten)]
+    pub stats: CellStats,
+    /// The flags as marks (C ~ E F), and the verify warnings mark W.
+    pub flags: String,
+    /// The good repetitions' histograms added together.
+    pub latency: Option<Spectrum>,
+    /// Medians over the repetitions (peak memory: the median of the peaks).
+    pub server_cpu_cores: Option<f64>,
+    pub requests_per_cpu_s: Option<f64>,
+    pub peak_rss_bytes: Option<f64>,
+    /// See [`rss_per_connection`].
+    pub rss_per_connection: Option<f64>,
+}
+
+/// One measurement, as stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct Repetition {
+    pub test: String,
+    pub connections: u32,
+    pub server: String,
+    pub repetition: u32,
+    pub ok: bool,
+    pub failure: Option<String>,
+    pub result: Option<RepetitionFigures>,
+}
+
+/// The figures of one good measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepetitionFigures {
+    pub rps: f64,
+    pub requests: u64,
+    pub errors: BTreeMap<&'static str, u64>,
+    pub latency_mean_ns: f64,
+    pub latency_p50_ns: f64,
+    pub latency_p90_ns: f64,
+    pub latency_p99_ns: f64,
+    pub latency_p999_ns: f64,
+    pub latency_p9999_ns: f64,
+    pub latency_max_ns: f64,
+    pub client_cpu_s: f64,
+    pub achieved_concurrency: f64,
+    pub client_bound: bool,
+    pub server: Option<ServerUse>,
+}
+
+/// Builds the report of a stored run.
+pub fn build_report(run: &RunDetail) -> Report {
+    let table = run_table(run);
+    let mut tests: Vec<TestInfo> = Vec::new();
+    for (name, conns) in &table.rows {
+        match tests.iter_mut().find(|t| &t.name == name) {
+            Some(t) => t.connections.push(*conns),
+            None => tests.push(TestInfo {
+                name: name.clone(),
+                connections: vec![*conns],
+            }),
+        }
+    }
+    let servers: Vec<ServerInfo> = run.servers.iter().map(server_info).collect();
+    let warned: Vec<&str> = servers
+        .iter()
+        .filter(|s| s.verify.as_ref().is_some_and(|v| v.warn > 0))
+        .map(|s| s.label.as_str())
+        .collect();
+
+    let mut repetitions = Vec::new();
+    let mut histograms: BTreeMap<(String, u32, String), Vec<_>> = BTreeMap::new();
+    for m in &run.measurements {
+        let server = label(&m.key.server, &m.key.variant);
+        let key = (m.key.scenario.clone(), m.key.connections, server.clone());
+        let result = (m.status == MeasurementStatus::Ok)
+            .then_some(m.result_json.as_deref())
+            .flatten()
+            .and_then(|j| serde_json::from_str::<LoadResult>(j).ok());
+        if result.is_some() {
+            if let Some(h) = m.histogram.as_deref().and_then(decode) {
+                histograms.entry(key.clone()).or_default().push(h);
+            }
+        }
+        repetitions.push(Repetition {
+            test: key.0,
+            connections: key.1,
+            server,
+            repetition: m.key.repetition,
+            ok: m.status == MeasurementStatus::Ok,
+            failure: m.failure.clone(),
+            result: result.map(|r| figures(&r, server_use(&m.samples, r.rps))),
+        });
+    }
+
+    let mut cells: Vec<Cell> = Vec::new();
+    for (test, conns) in &table.rows {
+        for server in &table.columns {
+            let key = (test.clone(), *conns, server.clone());
+            let Some(stats) = table.cells.get(&key) else {
+                continue;
+            };
+            let uses: Vec<ServerUse> = repetitions
+                .iter()
+                .filter(|r| &r.test == test && r.connections == *conns && &r.server == server)
+                .filter_map(|r| r.result.as_ref().and_then(|f| f.server))
+                .collect();
+            let med = |f: &dyn Fn(&ServerUse) -> Option<f64>| -> Option<f64> {
+                summarize(&uses.iter().filter_map(f).collect::<Vec<_>>()).map(|s| s.median)
+            };
+            let mut flags = stats.flags();
+            if warned.contains(&server.as_str()) {
+                flags.push('W');
+            }
+            cells.push(Cell {
+                test: test.clone(),
+                connections: *conns,
+                server: server.clone(),
+                stats: stats.clone(),
+                flags,
+                latency: histograms.get(&key).and_then(spectrum),
+                server_cpu_cores: med(&|u| Some(u.cpu_cores)),
+                requests_per_cpu_s: med(&|u| u.requests_per_cpu_s),
+                peak_rss_bytes: med(&|u| Some(u.peak_rss_bytes as f64)),
+                rss_per_connection: None,
+            });
+        }
+    }
+    fill_rss_per_connection(&mut cells);
+
+    Report {
+        format: REPORT_FORMAT,
+        run: RunInfo {
+            id: run.id,
+            suite: run.suite.clone(),
+            status: run.status.as_str().to_string(),
+            started_at: run.started_at.clone(),
+            finished_at: run.finished_at.clone(),
+            command: run.command.clone(),
+            environment: run.environment.clone(),
+            placement: run.placement.clone(),
+        },
+        servers,
+        tests,
+        columns: table.columns,
+        cells,
+        repetitions,
+    }
+}
+
+impl Report {
+    /// The cell of `server` at `test` and `connections`.
+    pub fn cell(&self, test: &str, connections: u32, server: &str) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.test == test && c.connections == connections && c.server == server)
+    }
+
+    /// Requests/s of each good repetition of a cell, for comparisons.
+    pub fn rps_values(&self, test: &str, connections: u32, server: &str) -> Vec<f64> {
+        self.rep_values(test, connections, server, |f| f.rps)
+    }
+
+    /// One figure of each good repetition of a cell.
+    pub fn rep_values(
+        &self,
+        test: &str,
+        connections: u32,
+        server: &str,
+        f: impl Fn(&RepetitionFigures) -> f64,
+    ) -> Vec<f64> {
+        self.repetitions
+            .iter()
+            .filter(|r| r.test == test && r.connections == connections && r.server == server)
+            .filter_map(|r| r.result.as_ref().map(&f))
+            .collect()
+    }
+}
+
+fn fill_rss_per_connection(cells: &mut [Cell]) {
+    let bases: BTreeMap<(String, String), (u32, f64)> = cells
+        .iter()
+        .filter_map(|c| {
+            Some((
+                (c.test.clone(), c.server.clone()),
+                (c.connections, c.peak_rss_bytes?),
+            ))
+        })
+        .fold(BTreeMap::new(), |mut m, (k, v)| {
+            let e = m.entry(k).or_insert(v);
+            if v.0 < e.0 {
+                *e = v;
+            }
+            m
+        });
+    for c in cells.iter_mut() {
+        if let (Some(&(bc, brss)), Some(rss)) = (
+            bases.get(&(c.test.clone(), c.server.clone())),
+            c.peak_rss_bytes,
+        ) {
+            c.rss_per_connection = rss_per_connection(bc, brss, c.connections, rss);
+        }
+    }
+}
+
+fn figures(r: &LoadResult, server: Option<ServerUse>) -> RepetitionFigures {
+    RepetitionFigures {
+        rps: r.rps,
+        requests: r.requests,
+        errors: r
+            .errors
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (k.name(), n))
+            .collect(),
+        latency_mean_ns: r.latency.mean_ns,
+        latency_p50_ns: r.latency.p50_ns,
+        latency_p90_ns: r.latency.p90_ns,
+        latency_p99_ns: r.latency.p99_ns,
+        latency_p999_ns: r.latency.p999_ns,
+        latency_p9999_ns: r.latency.p9999_ns,
+        latency_max_ns: r.latency.max_ns,
+        client_cpu_s: r.client_cpu_s,
+        achieved_concurrency: r.achieved_concurrency,
+        client_bound: r.verdict.client_bound,
+        server,
+    }
+}
+
+fn server_info(s: &ServerRecord) -> ServerInfo {
+    let manifest: Option<ServerManifest> = toml::from_str(&s.manifest_toml).ok();
+    let with_version = |name: &str, version: &str| {
+        if version.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} {version}")
+        }
+    };
+    let (language, framework, description) = match &manifest {
+        Some(m) => {
+            let variant = m.variants.iter().find(|v| v.name == s.variant);
+            (
+                with_version(&m.language, &m.language_version),
+                with_version(&m.framework, &m.framework_version),
+                variant.map_or(m.description.clone(), |v| v.description.clone()),
+            )
+        }
+        None => Default::default(),
+    };
+    ServerInfo {
+        label: label(&s.server, &s.variant),
+        language,
+        framework,
+        description,
+        build_status: s.build_status.as_str().to_string(),
+        build_s: s.variant.is_empty().then_some(s.build_s),
+        artefact_bytes: s.artefact_bytes,
+        ready_s: s.ready_s,
+        verify: s.verify_json.as_deref().map(verify_counts),
+        excluded_reason: s.excluded_reason.clone(),
+    }
+}
+
+fn verify_counts(json: &str) -> VerifyCounts {
+    let mut v = VerifyCounts::default();
+    let parsed: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+    for check in parsed["checks"].as_array().into_iter().flatten() {
+        let name = check["name"].as_str().unwrap_or("?");
+        let reason = check["reason"].as_str().unwrap_or("");
+        match check["status"].as_str() {
+            Some("pass") => v.pass += 1,
+            Some("warn") => {
+                v.warn += 1;
+                v.notes.push(format!("{name} (warning): {reason}"));
+            }
+            _ => {
+                v.fail += 1;
+                v.notes.push(format!("{name} (failed): {reason}"));
+            }
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verify_warnings_and_failures_are_counted_with_reasons() {
+        let v = verify_counts(
+            r#"{"seed":1,"checks":[
+                {"name":"blank","status":"pass","reason":"ok"},
+                {"name":"date","status":"warn","reason":"no Date header"},
+                {"name":"work","status":"fail","reason":"wrong total"}]}"#,
+        );
+        assert_eq!((v.pass, v.warn, v.fail), (1, 1, 1));
+        assert_eq!(
+            v.notes,
+            [
+                "date (warning): no Date header",
+                "work (failed): wrong total"
+            ]
+        );
+    }
+
+    fn cell(connections: u32, rss: Option<f64>) -> Cell {
+        Cell {
+            test: "blank".into(),
+            connections,
+            server: "s".into(),
+            stats: CellStats::default(),
+            flags: String::new(),
+            latency: None,
+            server_cpu_cores: None,
+            requests_per_cpu_s: None,
+            peak_rss_bytes: rss,
+            rss_per_connection: None,
+        }
+    }
+
+    #[test]
+    fn memory_per_connection_is_measured_from_the_smallest_count() {
+        let mut cells = [
+            cell(100, Some(20e6)),
+            cell(1, Some(10e6)),
+            cell(10_000, Some(1_009e6 + 10e6)),
+            cell(50, None),
+        ];
+        fill_rss_per_connection(&mut cells);
+        let per: Vec<Option<f64>> = cells.iter().map(|c| c.rss_per_connection).collect();
+        assert_eq!(per[1], None, "the smallest count is the base");
+        assert!((per[0].unwrap() - 10e6 / 99.0).abs() < 1e-6);
+        assert!((per[2].unwrap() - 1_009e6 / 9_999.0).abs() < 1e-6);
+        assert_eq!(per[3], None);
+    }
+}

@@ -1,0 +1,72 @@
+//! Helpers shared by the runner's and the report's end-to-end tests: scratch
+//! folders, server folders that run this crate's contract server, a quiet
+//! observer and a run request.
+
+// Each test binary uses its own subset of these.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use netbench_suite::{Event, Observer, RunRequest, Suite};
+
+/// A fresh folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("netbench-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A server folder whose run command is the contract server with `args`.
+pub fn fake_server(servers: &Path, name: &str, build: &str, args: &str) {
+    let dir = servers.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = env!("CARGO_BIN_EXE_netbench-contract-server");
+    std::fs::write(
+        dir.join("server.toml"),
+        format!(
+            "name = \"{name}\"\nlanguage = \"Rust\"\nframework = \"test\"\ndescription = \"a test server\"\n\
+             build = \"{build}\"\nrun = \"{bin} {args}\"\n"
+        ),
+    )
+    .unwrap();
+}
+
+pub struct Quiet {
+    /// Cancel the run after this many finished cells.
+    pub cancel_after: Option<(usize, Arc<AtomicBool>)>,
+    pub finished: usize,
+}
+
+impl Observer for Quiet {
+    fn event(&mut self, e: Event<'_>) {
+        if let Event::CellFinished { .. } = e {
+            self.finished += 1;
+            if let Some((n, flag)) = &self.cancel_after {
+                if self.finished >= *n {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+pub fn request(suite: &str, servers: PathBuf, work: &Path) -> RunRequest {
+    RunRequest {
+        suite: Suite::parse("test", suite).unwrap(),
+        servers_dir: servers,
+        project_dir: repo(),
+        build_cache: work.join("build-cache.json"),
+        command: "test".into(),
+        resume: None,
+        cancel: Arc::new(AtomicBool::new(false)),
+        ready_within: Duration::from_secs(3),
+    }
+}

@@ -1,0 +1,175 @@
+//! The reports end to end: two real runs of a small matrix (a good server and
+//! one that crashes mid-measurement) go into a store; the HTML report and the
+//! comparison are rebuilt from that store alone and opened in headless
+//! Chromium, which must show no console error and no network request, with
+//! every chart drawn from data; the screenshots are kept under the test's
+//! output folder. The Markdown, CSV and JSON forms are checked against the
+//! same store.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{fake_server, repo, request, scratch, Quiet};
+use netbench_report::{
+    build_report, compare, write_compare_html, write_csv, write_html, write_markdown,
+};
+use netbench_suite::run_suite;
+use netbench_suite::store::{RunStatus, Store};
+
+const SUITE: &str = r#"
+    servers = ["*"]
+    repetitions = 2
+    cooldown = "0s"
+    [[scenarios]]
+    name = "blank"
+    endpoint = "blank"
+    connections = [1, 8]
+    warmup = "100ms"
+    duration = "500ms"
+    [[scenarios]]
+    name = "work"
+    endpoint = "work"
+    connections = [1, 8]
+    warmup = "100ms"
+    duration = "500ms"
+    work_documents = 50
+"#;
+
+/// Where the page checker lives, with its playwright-core installed.
+fn checker() -> PathBuf {
+    let dir = repo().join("crates/testkit/browser");
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed in {}: run `make test` (it runs `npm ci` there and \
+         installs Debian's chromium)",
+        dir.display()
+    );
+    dir.join("check.mjs")
+}
+
+/// Opens `html` in Chromium through the checker; returns its findings.
+fn check_in_browser(html: &Path, png: &Path) -> serde_json::Value {
+    let out = Command::new("node")
+        .arg(checker())
+        .arg(html)
+        .arg(png)
+        .output()
+        .expect("node runs (Node.js is part of this machine's kind)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the page check failed on {}:\n{stdout}\n{stderr}",
+        html.display()
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn output_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn reports_render_in_chromium_with_every_chart_drawn() {
+    let work = scratch("report");
+    let servers = work.join("servers");
+    let tag = format!("--tag report-{}", std::process::id());
+    fake_server(&servers, "steady", "", &tag);
+    // Passes verify, then exits 300 answers into each measurement: its cells
+    // fail, and the report must say so rather than draw nothing.
+    fake_server(&servers, "crashy", "", &format!("--crash-after 300 {tag}"));
+    let db = work.join("db.sqlite");
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let mut store = Store::open(&db).unwrap();
+        let outcome = run_suite(
+            &request(SUITE, servers.clone(), &work),
+            &mut store,
+            &mut Quiet {
+                cancel_after: None,
+                finished: 0,
+            },
+        )
+        .unwrap();
+        assert_eq!(outcome.status, RunStatus::Complete);
+        ids.push(outcome.run);
+    }
+
+    // Everything from a fresh handle on the file: the store alone.
+    let store = Store::open(&db).unwrap();
+    let a = build_report(&store.run(ids[0]).unwrap());
+    let b = build_report(&store.run(ids[1]).unwrap());
+    let steady = a.cell("blank", 8, "steady").expect("steady's cell");
+    assert_eq!(steady.stats.rps.unwrap().n, 2);
+    let spectrum = steady.latency.as_ref().expect("a latency spectrum");
+    assert!(spectrum.points.len() >= 5, "{spectrum:?}");
+    assert!(spectrum.points.windows(2).all(|w| w[0].ns <= w[1].ns));
+    assert!(steady.server_cpu_cores.is_some_and(|c| c > 0.0));
+    assert!(steady.peak_rss_bytes.is_some_and(|m| m > 0.0));
+    let crashy = a.cell("blank", 8, "crashy").expect("crashy's cell");
+    assert!(
+        crashy.stats.rps.is_none() && crashy.flags.contains('F'),
+        "{crashy:?}"
+    );
+
+    let dir = output_dir();
+    let html = dir.join("report.html");
+    write_html(&mut std::fs::File::create(&html).unwrap(), &a).unwrap();
+    let found = check_in_browser(&html, &dir.join("report.png"));
+    let charts = found["charts"].as_array().unwrap();
+    // Per test: throughput, CPU, requests per CPU-second, memory; per test
+    // and connection count: the latency spectrum.
+    assert_eq!(charts.len(), 2 * 4 + 2 * 2, "{found}");
+    for kind in ["throughput", "latency", "cpu", "efficiency", "memory"] {
+        assert!(
+            charts.iter().any(|c| c["kind"] == kind),
+            "no {kind} chart: {found}"
+        );
+    }
+    assert!(std::fs::metadata(dir.join("report.png")).unwrap().len() > 10_000);
+
+    let comparison = compare(&a, &b);
+    assert!(!comparison.rows.is_empty());
+    let html = dir.join("compare.html");
+    write_compare_html(&mut std::fs::File::create(&html).unwrap(), &comparison).unwrap();
+    let found = check_in_browser(&html, &dir.join("compare.png"));
+    assert_eq!(found["charts"].as_array().unwrap().len(), 2, "{found}");
+
+    let mut md = Vec::new();
+    write_markdown(&mut md, &a).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    assert!(
+        md.contains("| test | connections | crashy | steady |"),
+        "{md}"
+    );
+    assert!(md.contains("failed 2/2 F"), "{md}");
+
+    let mut csv = Vec::new();
+    write_csv(&mut csv, &a).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    // crashy: 8 failed repetitions, one row each; steady: 8 good ones with
+    // the same metrics each.
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.ends_with(",failed,bool,1"))
+            .count(),
+        8
+    );
+    let rps_rows = rows
+        .iter()
+        .filter(|r| r.contains(",requests_per_s,"))
+        .count();
+    assert_eq!(rps_rows, 8);
+    assert!(rows.iter().all(|r| r.split(',').count() == 9), "{csv}");
+
+    let json = serde_json::to_value(&a).unwrap();
+    assert_eq!(json["format"], "netbench-report/1");
+    assert_eq!(json["repetitions"].as_array().unwrap().len(), 16);
+    let _ = std::fs::remove_dir_all(&work);
+}
