@@ -82,9 +82,10 @@ Examples:
 
 const COMPARE_HELP: &str = "\
 For each cell (test, connections, server) in both runs, and for requests/s and
-p99 latency: the medians of A and B, the change (median B / median A - 1) with
-a 95% percentile-bootstrap interval (10,000 resamples), and the Mann-Whitney U
-test over the repetitions (two-sided, exact for small samples): 'better' or
+p99 latency: the medians of A and B, the change (median B / median A - 1), its
+95% interval (Welch's t on the logarithms: wide with few repetitions, as it
+should be), and the Mann-Whitney U test over the repetitions (two-sided,
+exact for small samples): 'better' or
 'worse' when p < 0.05, '~' when not. With 3 repetitions a side the smallest p
 the test can give is 0.100, so nothing is called significant ('? too few'):
 use `repetitions = 4` or more in the suite for runs you mean to compare.

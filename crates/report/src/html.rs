@@ -337,7 +337,7 @@ fn resources(b: &mut String, r: &Report) {
 
 fn servers(b: &mut String, r: &Report) {
     b.push_str(
-        "<section id=\"servers\"><h2>Servers</h2><table class=\"grid\"><thead><tr><th>server</th>\
+        "<section id=\"servers\"><h2>Servers</h2><table class=\"grid servers\"><thead><tr><th>server</th>\
          <th>language</th><th>framework</th><th>build</th><th>artefact</th><th>ready after</th>\
          <th>verify</th></tr></thead><tbody>",
     );
@@ -361,7 +361,7 @@ fn servers(b: &mut String, r: &Report) {
         };
         let _ = write!(
             b,
-            "<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td></tr>",
             esc(&s.description),
             esc(&s.label),
             esc(&s.language),
@@ -376,9 +376,11 @@ fn servers(b: &mut String, r: &Report) {
         );
     }
     b.push_str(
-        "</tbody></table><p class=\"legend\">Build: the build command's time in this run (the \
-         language tools' own caches may make it short). Ready after: from start to the first good \
-         answer. Hover a server's name for its description.</p></section>",
+        "</tbody></table><p class=\"legend\">Build: how long the build of the artefact in use \
+         took (in this run, or in the earlier run whose artefact was reused because the sources \
+         had not changed; the language tools' own caches may make it short). Artefact: the size of \
+         the file the manifest names. Ready after: from start to the first good answer. Hover a \
+         server's name for its description.</p></section>",
     );
 }
 

@@ -53,8 +53,9 @@ pub struct ServerInfo {
     pub framework: String,
     pub description: String,
     pub build_status: String,
-    /// The build command's time in this run (tools' own caches may make it
-    /// short); None for a variant, which reuses its server's build.
+    /// How long the build of the artefact in use took (this run's, or the
+    /// earlier one reused while the sources were unchanged); None for a
+    /// variant, which shares its server's build.
     pub build_s: Option<f64>,
     pub artefact_bytes: Option<u64>,
     /// From start to the first good answer.

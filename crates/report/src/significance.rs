@@ -1,18 +1,12 @@
 //! Whether two sets of repetitions differ: the Mann–Whitney U rank test (as
-//! benchstat uses) for significance, and a bootstrap confidence interval for
-//! the size of the change. Both are pure functions of the numbers, so the
-//! same store always gives the same comparison.
+//! benchstat uses) for significance, and Welch's t interval on the
+//! logarithms for the size of the change. Both are pure functions of the
+//! numbers, so the same store always gives the same comparison.
 
-use netbench_contract::SplitMix64;
+use netbench_suite::stats::t975;
 
 /// The significance level: a change is called real when p < ALPHA.
 pub const ALPHA: f64 = 0.05;
-
-/// Resamples drawn for the bootstrap interval.
-const BOOTSTRAP_RESAMPLES: usize = 10_000;
-
-/// Fixed so that a report rebuilt from the same store is the same report.
-const BOOTSTRAP_SEED: u64 = 0x6e65_7462_656e_6368;
 
 /// Above this many ways to split the pooled values the exact test would be
 /// slow; the normal approximation (with the tie correction) is used instead,
@@ -70,46 +64,36 @@ pub fn smallest_p(n1: usize, n2: usize) -> f64 {
     (2.0 / binomial((n1 + n2) as u64, n1 as u64) as f64).min(1.0)
 }
 
-/// A 95% percentile-bootstrap interval for the relative change of the median
-/// from `a` to `b` (`median(b) / median(a) - 1`). None when a side is empty
-/// or a resampled median of `a` is 0.
-pub fn bootstrap_change_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
-    if a.is_empty() || b.is_empty() {
+/// A 95% confidence interval for the relative change from `a` to `b`:
+/// Welch's t interval for the difference of the mean logarithms, turned back
+/// into a ratio (`exp(d ± t·se) - 1`), so it is the change of the geometric
+/// means. Throughput varies by ratios, and the logarithm makes the interval
+/// symmetric in them. Welch's degrees of freedom are rounded down, which
+/// widens the interval. It grows wide with few repetitions, as it should:
+/// a percentile bootstrap of 3 values would look precise while covering far
+/// less than 95%. None when a side has fewer than two values or a value is
+/// not positive.
+pub fn welch_change_ci(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|&x| x.is_nan() || x <= 0.0) {
         return None;
     }
-    let mut rng = SplitMix64::new(BOOTSTRAP_SEED);
-    let mut changes = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
-    let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
-    for _ in 0..BOOTSTRAP_RESAMPLES {
-        for x in ra.iter_mut() {
-            *x = a[rng.below(a.len() as u64) as usize];
-        }
-        for x in rb.iter_mut() {
-            *x = b[rng.below(b.len() as u64) as usize];
-        }
-        let ma = median_in_place(&mut ra);
-        if ma == 0.0 {
-            return None;
-        }
-        changes.push(median_in_place(&mut rb) / ma - 1.0);
+    let moments = |xs: &[f64]| {
+        let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+        let n = logs.len() as f64;
+        let mean = logs.iter().sum::<f64>() / n;
+        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var / n, n)
+    };
+    let (ma, va, na) = moments(a);
+    let (mb, vb, nb) = moments(b);
+    let d = mb - ma;
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return Some((d.exp() - 1.0, d.exp() - 1.0));
     }
-    changes.sort_by(f64::total_cmp);
-    let at = |q: f64| changes[((q * (changes.len() - 1) as f64).round()) as usize];
-    Some((at(0.025), at(0.975)))
-}
-
-/// The median, sorting the slice.
-pub fn median_in_place(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let half = t975((df.floor() as usize).max(1)) * se2.sqrt();
+    Some(((d - half).exp() - 1.0, (d + half).exp() - 1.0))
 }
 
 /// Ranks of the pooled values (a first, then b), ties sharing their mean rank.
@@ -252,22 +236,28 @@ mod tests {
     }
 
     #[test]
-    fn bootstrap_interval_of_constant_samples_is_the_change() {
-        let (lo, hi) = bootstrap_change_ci(&[100.0; 3], &[110.0; 3]).unwrap();
-        assert!(close(lo, 0.1) && close(hi, 0.1), "[{lo}, {hi}]");
+    fn welch_interval_on_known_inputs() {
+        let e = |logs: &[f64]| logs.iter().map(|l| l.exp()).collect::<Vec<f64>>();
+        // Logs 0, .1, .2 against .5, .6, .7: d = 0.5, se = 0.0816, df = 4
+        // (t = 2.776), so exp(0.5 ± 0.2267) - 1.
+        let (lo, hi) = welch_change_ci(&e(&[0.0, 0.1, 0.2]), &e(&[0.5, 0.6, 0.7])).unwrap();
+        assert!(close(lo, 0.314_300) && close(hi, 1.068_235), "[{lo}, {hi}]");
+        // Unequal sizes and spreads: df = 1.90, rounded down to 1 (t = 12.71).
+        let (lo, hi) = welch_change_ci(&e(&[0.0, 0.1, 0.2, 0.3]), &e(&[0.5, 0.7])).unwrap();
+        assert!(
+            close(lo, -0.654_354) && close(hi, 6.115_965),
+            "[{lo}, {hi}]"
+        );
     }
 
     #[test]
-    fn bootstrap_interval_brackets_the_change_and_stays_in_range() {
-        let a = [100.0, 102.0, 98.0, 101.0, 99.0];
-        let b = [120.0, 118.0, 122.0, 119.0, 121.0];
-        let (lo, hi) = bootstrap_change_ci(&a, &b).unwrap();
-        assert!(lo <= 0.2 && 0.2 <= hi, "[{lo}, {hi}]");
-        // The extremes a resample can reach: 118/102 - 1 and 122/98 - 1.
-        assert!(lo >= 118.0 / 102.0 - 1.0 - 1e-12 && hi <= 122.0 / 98.0 - 1.0 + 1e-12);
-        assert!(lo > 0.0, "disjoint samples must exclude no change");
-        // Deterministic: the same inputs give the same interval.
-        assert_eq!(bootstrap_change_ci(&a, &b), Some((lo, hi)));
-        assert_eq!(bootstrap_change_ci(&[0.0], &[1.0]), None);
+    fn welch_interval_edges() {
+        let (lo, hi) = welch_change_ci(&[100.0; 3], &[110.0; 3]).unwrap();
+        assert!(close(lo, 0.1) && close(hi, 0.1), "[{lo}, {hi}]");
+        assert_eq!(welch_change_ci(&[100.0], &[110.0, 111.0]), None);
+        assert_eq!(welch_change_ci(&[0.0, 1.0], &[1.0, 2.0]), None);
+        // Disjoint, tight samples: the interval excludes no change.
+        let (lo, _) = welch_change_ci(&[100.0, 101.0, 99.0], &[120.0, 121.0, 119.0]).unwrap();
+        assert!(lo > 0.0);
     }
 }

@@ -23,7 +23,9 @@ const T975: [f64; 30] = [
 /// (df 31: t = 2.040); past 30 repetitions that no longer matters here.
 const Z975: f64 = 1.96;
 
-fn t975(df: usize) -> f64 {
+/// The two-sided 95% critical value of Student's t with `df` degrees of
+/// freedom (1.96 past 30).
+pub fn t975(df: usize) -> f64 {
     T975.get(df.wrapping_sub(1)).copied().unwrap_or(Z975)
 }
 

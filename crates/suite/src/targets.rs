@@ -155,9 +155,20 @@ pub fn source_fingerprint(dir: &Path) -> u64 {
     h.finish()
 }
 
+/// What the build cache keeps per server folder.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+struct CacheEntry {
+    /// Of the sources the artefact was built from.
+    fingerprint: u64,
+    /// How long that build took.
+    build_s: f64,
+}
+
 /// How a server's build went in this run.
 #[derive(Debug, Clone)]
 pub struct Built {
+    /// How long the build of the artefact in use took: this run's build, or
+    /// the earlier one it was cached from.
     pub seconds: f64,
     /// Nothing changed since the last successful build, so it was skipped.
     pub cached: bool,
@@ -171,7 +182,8 @@ pub fn build_cached(
     m: &ServerManifest,
     cache_file: &Path,
 ) -> Result<Built, BuildError> {
-    let mut cache: BTreeMap<String, u64> = std::fs::read_to_string(cache_file)
+    // A cache in an older layout does not parse and is rebuilt from scratch.
+    let mut cache: BTreeMap<String, CacheEntry> = std::fs::read_to_string(cache_file)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
@@ -184,15 +196,23 @@ pub fn build_cached(
     };
     let fingerprint = source_fingerprint(dir);
     let key = dir.to_string_lossy().into_owned();
-    if cache.get(&key) == Some(&fingerprint) && (artefact.is_none() || artefact_size().is_some()) {
-        return Ok(Built {
-            seconds: 0.0,
-            cached: true,
-            artefact_bytes: artefact_size(),
-        });
+    if let Some(hit) = cache.get(&key).filter(|e| e.fingerprint == fingerprint) {
+        if artefact.is_none() || artefact_size().is_some() {
+            return Ok(Built {
+                seconds: hit.build_s,
+                cached: true,
+                artefact_bytes: artefact_size(),
+            });
+        }
     }
     let report = build(dir, m)?;
-    cache.insert(key, fingerprint);
+    cache.insert(
+        key,
+        CacheEntry {
+            fingerprint,
+            build_s: report.duration.as_secs_f64(),
+        },
+    );
     if let Some(parent) = cache_file.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
@@ -221,6 +241,32 @@ mod tests {
         std::fs::write(dir.join("main.go"), "package main // changed").unwrap();
         assert_ne!(a, source_fingerprint(&dir));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_cached_build_keeps_the_time_of_the_build_it_reuses() {
+        let dir = std::env::temp_dir().join(format!("netbench-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("main.c"), "int main;").unwrap();
+        let m: ServerManifest = toml::from_str(
+            "name = \"x\"\nlanguage = \"x\"\nframework = \"x\"\ndescription = \"x\"\n\
+             build = \"sleep 0.2; mkdir -p target; echo built > target/out\"\n\
+             artefact = \"target/out\"\nrun = \"true\"\n",
+        )
+        .unwrap();
+        let cache = dir.with_extension("cache").join("build-cache.json");
+        let first = build_cached(&dir, &m, &cache).unwrap();
+        assert!(!first.cached && first.seconds >= 0.2, "{first:?}");
+        assert_eq!(first.artefact_bytes, Some(6));
+        let again = build_cached(&dir, &m, &cache).unwrap();
+        assert!(again.cached, "{again:?}");
+        assert_eq!(again.seconds, first.seconds);
+        // A cache in the old layout (fingerprints only) means a fresh build.
+        std::fs::write(&cache, "{\"x\": 1}").unwrap();
+        assert!(!build_cached(&dir, &m, &cache).unwrap().cached);
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(cache.parent().unwrap()).unwrap();
     }
 
     #[test]

@@ -105,7 +105,9 @@ pub struct ServerRecord {
     pub variant: String,
     pub manifest_toml: String,
     pub build_status: BuildStatus,
-    /// 0 when the build was skipped.
+    /// How long the build of the artefact in use took: this run's build, or
+    /// the earlier one reused while the sources were unchanged; 0 when the
+    /// build was skipped.
     pub build_s: f64,
     pub artefact_bytes: Option<u64>,
     /// From start to the first good answer; None when it never got there.
