@@ -163,10 +163,13 @@ Exit codes:
   2    bad usage, or netbench itself failed (the store, the placement)
   130  interrupted by Ctrl-C or SIGTERM; resume it with --resume";
 
+/// Where the results store is unless --db says otherwise.
+pub(crate) const DEFAULT_DB: &str = "results/netbench.sqlite";
+
 #[derive(Debug, Args)]
 pub(crate) struct StoreArgs {
     /// The results store (SQLite).
-    #[arg(long, default_value = "results/netbench.sqlite")]
+    #[arg(long, default_value = DEFAULT_DB)]
     pub db: PathBuf,
 }
 

@@ -14,7 +14,7 @@ use netbench_suite::store::Store;
 
 use crate::cli::{CompareArgs, CompareFormat, ReportArgs, ReportFormat, StoreArgs};
 use crate::exit;
-use crate::run::open;
+use crate::run::{open, run_or_latest};
 
 /// Opens an existing store: a report of a file that is not there is a typo,
 /// not a request for an empty store.
@@ -74,12 +74,7 @@ fn write_out(
 
 pub(crate) fn report(args: ReportArgs) -> Result<u8> {
     let store = open_existing(&args.store)?;
-    let id = match args.run {
-        Some(id) => id,
-        None => store
-            .latest_run()?
-            .with_context(|| format!("no runs in {}", args.store.db.display()))?,
-    };
+    let id = run_or_latest(&store, args.run, &args.store)?;
     let report = load(&store, id)?;
     let output: Option<PathBuf> = match (args.output, args.format) {
         (Some(p), _) => Some(p),

@@ -2,6 +2,7 @@
 //! suite to the runner, print the table.
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use netbench_report::write_run_table;
 use netbench_suite::store::{RunStatus, Store};
 use netbench_suite::{run_suite, RunRequest, Suite};
 
-use crate::cli::{RunArgs, ShowArgs, StoreArgs};
+use crate::cli::{RunArgs, ShowArgs, StoreArgs, DEFAULT_DB};
 use crate::exit;
 use crate::run_progress::ConsoleProgress;
 
@@ -77,11 +78,16 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let mut out = stdout.lock();
     writeln!(out)?;
     write_run_table(&mut out, &detail)?;
+    let db = args.store.db.display();
+    let db_arg = if args.store.db == Path::new(DEFAULT_DB) {
+        String::new()
+    } else {
+        format!(" --db {db}")
+    };
     writeln!(
         out,
-        "\nstored in {} as run {}",
-        args.store.db.display(),
-        outcome.run
+        "\nstored in {db} as run {id}; `netbench report {id}{db_arg}` writes its HTML report",
+        id = outcome.run
     )?;
     out.flush()?;
     Ok(match outcome.status {
@@ -132,14 +138,22 @@ pub(crate) fn list(args: StoreArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// The run the user named, or the latest one in the store.
+pub(crate) fn run_or_latest(store: &Store, run: Option<i64>, args: &StoreArgs) -> Result<i64> {
+    match run {
+        Some(id) => Ok(id),
+        None => store.latest_run()?.with_context(|| {
+            format!(
+                "no runs in {}; start one with `netbench run quick`",
+                args.db.display()
+            )
+        }),
+    }
+}
+
 pub(crate) fn show(args: ShowArgs) -> Result<u8> {
     let store = open(&args.store)?;
-    let id = match args.run {
-        Some(id) => id,
-        None => store
-            .latest_run()?
-            .with_context(|| format!("no runs in {}", args.store.db.display()))?,
-    };
+    let id = run_or_latest(&store, args.run, &args.store)?;
     let detail = store.run(id)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

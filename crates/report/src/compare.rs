@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use netbench_suite::stats::{summarize, Summary};
 use serde::Serialize;
 
-use crate::format::{format_duration_ns, thousands};
+use crate::format::{format_duration_ns, thousands, write_columns};
 use crate::model::{RepetitionFigures, Report, RunInfo};
 use crate::significance::{mann_whitney_p, smallest_p, welch_change_ci, ALPHA};
 
@@ -226,7 +226,8 @@ pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()
         if lines.len() == 1 {
             continue;
         }
-        write_aligned(out, &lines)?;
+        let last = lines[0].len() - 1;
+        write_columns(out, &lines, |i| i == 0 || i == last, false)?;
         writeln!(out)?;
     }
     let few = c.rows.iter().any(|r| r.verdict == Verdict::TooFew);
@@ -260,34 +261,6 @@ pub(crate) fn not_compared(c: &Comparison) -> Vec<(&'static str, &[String])> {
     .into_iter()
     .filter(|(_, cells)| !cells.is_empty())
     .collect()
-}
-
-fn write_aligned(out: &mut impl Write, lines: &[Vec<String>]) -> io::Result<()> {
-    let widths: Vec<usize> = (0..lines[0].len())
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for line in lines {
-        let cells: Vec<String> = line
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let pad = " ".repeat(widths[i] - c.chars().count());
-                if i == 0 || i + 1 == line.len() {
-                    format!("{c}{pad}")
-                } else {
-                    format!("{pad}{c}")
-                }
-            })
-            .collect();
-        writeln!(out, "{}", cells.join("  ").trim_end())?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

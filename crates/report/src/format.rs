@@ -1,5 +1,7 @@
 //! Small formatting helpers shared by the text reporters.
 
+use std::io::{self, Write};
+
 use netbench_engine::Verdict;
 
 /// A latency in the unit that keeps three significant digits readable:
@@ -41,6 +43,49 @@ pub fn bytes(n: u64) -> String {
         _ if v >= 10.0 => format!("{v:.1} {}", units[unit]),
         _ => format!("{v:.2} {}", units[unit]),
     }
+}
+
+/// Writes `lines` (the first is the header) as columns padded to their
+/// widest cell, two spaces apart: a column is left-aligned when `left(i)`
+/// says so, right-aligned otherwise. `rule` draws dashes under the header.
+pub(crate) fn write_columns(
+    out: &mut impl Write,
+    lines: &[Vec<String>],
+    left: impl Fn(usize) -> bool,
+    rule: bool,
+) -> io::Result<()> {
+    let Some(first) = lines.first() else {
+        return Ok(());
+    };
+    let widths: Vec<usize> = (0..first.len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (n, line) in lines.iter().enumerate() {
+        let cells: Vec<String> = line
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = " ".repeat(widths[i] - c.chars().count());
+                if left(i) {
+                    format!("{c}{pad}")
+                } else {
+                    format!("{pad}{c}")
+                }
+            })
+            .collect();
+        writeln!(out, "{}", cells.join("  ").trim_end())?;
+        if rule && n == 0 {
+            let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            writeln!(out, "{}", dashes.join("  "))?;
+        }
+    }
+    Ok(())
 }
 
 /// `1234567` → `1,234,567`.

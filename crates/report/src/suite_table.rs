@@ -12,7 +12,7 @@ use netbench_suite::store::{MeasurementStatus, RunDetail};
 use netbench_suite::Suite;
 use serde::Serialize;
 
-use crate::format::{format_duration_ns, thousands};
+use crate::format::{format_duration_ns, thousands, write_columns};
 
 /// What a cell of the table shows.
 pub(crate) const CELL_LEGEND: &str =
@@ -236,41 +236,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         }
         lines.push(line);
     }
-    let widths: Vec<usize> = (0..lines[0].len())
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (n, line) in lines.iter().enumerate() {
-        let cells: Vec<String> = line
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let pad = widths[i] - c.chars().count();
-                if i == 0 {
-                    format!("{c}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{c}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        writeln!(out, "{}", cells.join("  "))?;
-        if n == 0 {
-            writeln!(
-                out,
-                "{}",
-                widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            )?;
-        }
-    }
+    write_columns(out, &lines, |i| i == 0, true)?;
     writeln!(out)?;
     writeln!(out, "{CELL_LEGEND}\n{FLAG_LEGEND}")?;
     let excluded: Vec<_> = run
