@@ -46,7 +46,7 @@
         if (meta.hidden || !ds.flags) return;
         meta.data.forEach((el, j) => {
           const f = ds.flags[j];
-          if (!f || !el || ds.data[j] == null) return;
+          if (!f || !el || missing(ds.data[j])) return;
           const pos = el.tooltipPosition();
           ctx.fillText(f, pos.x, Math.max(10, pos.y - 14));
         });
@@ -54,6 +54,9 @@
       ctx.restore();
     },
   };
+
+  const GAP = { y: null, yMin: null, yMax: null };
+  const missing = (v) => v == null || (typeof v === 'object' && v.y == null);
 
   function groupedBars(canvas, valueOf, yTitle, withCi) {
     const test = testOf(canvas.dataset.test);
@@ -63,9 +66,9 @@
         label: server,
         backgroundColor: color(server),
         flags: cells.map((c) => (c ? c.flags : '')),
-        data: cells.map((c) => (c ? valueOf(c) : null)),
+        data: cells.map((c) => (c ? valueOf(c) : null)).map((v) => (missing(v) ? (withCi ? GAP : null) : v)),
       };
-    }).filter((ds) => ds.data.some((v) => v != null));
+    }).filter((ds) => ds.data.some((v) => !missing(v)));
     new Chart(canvas, {
       type: withCi ? 'barWithErrorBars' : 'bar',
       data: { labels: test.connections.map((c) => num(c) + ' conn.'), datasets },
@@ -93,7 +96,9 @@
   function throughput(canvas) {
     groupedBars(canvas, (c) => {
       const s = c.rps;
-      if (!s) return null;
+      // The error-bar plugin reads every point's fields: a gap is an object
+      // of nulls, not null.
+      if (!s) return GAP;
       const ci = s.ci95 || [s.median, s.median];
       return { y: s.median, yMin: Math.max(0, ci[0]), yMax: ci[1] };
     }, 'requests/s', true);

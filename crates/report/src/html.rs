@@ -434,20 +434,36 @@ fn plain(v: &serde_json::Value) -> String {
 }
 
 fn failures(b: &mut String, r: &Report) {
-    let failed: Vec<_> = r.repetitions.iter().filter(|x| !x.ok).collect();
-    if failed.is_empty() {
+    // Grouped by server and reason: a server that crashes in every cell is
+    // one entry listing the cells, not one entry per cell.
+    let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    for f in r.repetitions.iter().filter(|x| !x.ok) {
+        let why = f.failure.as_deref().unwrap_or("");
+        let cell = format!("{} c={} rep {}", f.test, f.connections, f.repetition);
+        match groups
+            .iter_mut()
+            .find(|(s, w, _)| *s == f.server && *w == why)
+        {
+            Some(g) => g.2.push(cell),
+            None => groups.push((&f.server, why, vec![cell])),
+        }
+    }
+    if groups.is_empty() {
         return;
     }
     b.push_str("<section id=\"failures\"><h2>Failed measurements</h2><ul>");
-    for f in failed {
+    for (server, why, cells) in groups {
         let _ = write!(
             b,
-            "<li><b>{}</b> {} at {} connections, repetition {}: <pre>{}</pre></li>",
-            esc(&f.server),
-            esc(&f.test),
-            f.connections,
-            f.repetition,
-            esc(f.failure.as_deref().unwrap_or(""))
+            "<li><b>{}</b>, {} ({}): <pre>{}</pre></li>",
+            esc(server),
+            if cells.len() == 1 {
+                "1 measurement".to_string()
+            } else {
+                format!("{} measurements", cells.len())
+            },
+            esc(&cells.join(", ")),
+            esc(why)
         );
     }
     b.push_str("</ul></section>");

@@ -53,7 +53,9 @@ try {
     .catch(() => problems.push('the charts were never drawn (body[data-charts] not set)'));
   const charts = await page.evaluate(() => [...document.querySelectorAll('canvas[data-chart]')].map((c) => {
     const chart = window.Chart && window.Chart.getChart(c);
-    const values = chart ? chart.data.datasets.flatMap((d) => d.data).filter((v) => v !== null && v !== undefined) : [];
+    // A gap is null, or an object whose value is null (error bars).
+    const present = (v) => v !== null && v !== undefined && !(typeof v === 'object' && v.y == null && v.x == null);
+    const values = chart ? chart.data.datasets.flatMap((d) => d.data).filter(present) : [];
     // Painted pixels: a chart with data but nothing drawn is still broken.
     const ctx = c.getContext('2d');
     const px = ctx.getImageData(0, 0, c.width, c.height).data;

@@ -133,6 +133,33 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     }
     assert!(std::fs::metadata(dir.join("report.png")).unwrap().len() > 10_000);
 
+    // One server with one good and one failed connection count: the charts
+    // must draw the gap without a console error.
+    let mut partial = a.clone();
+    for c in partial
+        .cells
+        .iter_mut()
+        .filter(|c| c.server == "steady" && c.connections == 8)
+    {
+        c.stats.rps = None;
+        c.stats.failed = c.stats.repetitions;
+        c.flags = "F".into();
+        c.latency = None;
+        c.server_cpu_cores = None;
+        c.requests_per_cpu_s = None;
+        c.peak_rss_bytes = None;
+        c.rss_per_connection = None;
+    }
+    let html = dir.join("partial.html");
+    write_html(&mut std::fs::File::create(&html).unwrap(), &partial).unwrap();
+    let found = check_in_browser(&html, &dir.join("partial.png"));
+    // The latency charts at 8 connections have nothing left to draw.
+    assert_eq!(
+        found["charts"].as_array().unwrap().len(),
+        2 * 4 + 2,
+        "{found}"
+    );
+
     let comparison = compare(&a, &b);
     assert!(!comparison.rows.is_empty());
     let html = dir.join("compare.html");
@@ -171,5 +198,30 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     let json = serde_json::to_value(&a).unwrap();
     assert_eq!(json["format"], "netbench-report/1");
     assert_eq!(json["repetitions"].as_array().unwrap().len(), 16);
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schema/report.v1.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
+    for report in [&a, &b, &partial] {
+        let json = serde_json::to_value(report).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&json)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    // And it refuses what it must: an unknown flag, a missing key.
+    let mut bad = serde_json::to_value(&a).unwrap();
+    bad["cells"][0]["flags"] = "X".into();
+    assert!(!validator.is_valid(&bad));
+    bad["cells"][0].as_object_mut().unwrap().remove("flags");
+    assert!(!validator.is_valid(&bad));
+
+    let failures = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        failures.contains("<b>crashy</b>, 8 measurements ("),
+        "failures are grouped by server and reason"
+    );
     let _ = std::fs::remove_dir_all(&work);
 }
