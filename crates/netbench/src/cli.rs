@@ -123,6 +123,8 @@ pub(crate) struct ReportArgs {
     /// Write here instead of the default (HTML) or standard output (others).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// What to write: an HTML page with charts, Markdown tables, long-format
+    /// CSV, or JSON.
     #[arg(long, value_enum, default_value = "html")]
     pub format: ReportFormat,
 }
@@ -138,6 +140,8 @@ pub(crate) struct CompareArgs {
     /// Write here instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// What to write: aligned text tables, an HTML page with charts, or
+    /// JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: CompareFormat,
 }

@@ -85,6 +85,10 @@ pub struct CompareRow {
     pub server: String,
     pub a: Summary,
     pub b: Summary,
+    /// The cell's flags in each run (C ~ E F W), which qualify its numbers
+    /// here as in the report.
+    pub a_flags: String,
+    pub b_flags: String,
     /// `median(b) / median(a) - 1`.
     pub change: f64,
     pub change_ci95: Option<(f64, f64)>,
@@ -127,7 +131,13 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
             let ys = b.rep_values(t, c, s, |f| metric.value(f));
             let name = format!("{t} c={c} {s}");
             match (xs.is_empty(), ys.is_empty()) {
-                (false, false) => rows.push(row(metric, t, c, s, &xs, &ys)),
+                (false, false) => {
+                    let mut r = row(metric, t, c, s, &xs, &ys);
+                    let flags = |rep: &Report| rep.cell(t, c, s).map(|x| x.flags.clone());
+                    r.a_flags = flags(a).unwrap_or_default();
+                    r.b_flags = flags(b).unwrap_or_default();
+                    rows.push(r);
+                }
                 // The lists are per cell, not per metric.
                 _ if metric != Metric::RequestsPerS => {}
                 (false, true) => only_in_a.push(name),
@@ -176,10 +186,20 @@ fn row(metric: Metric, test: &str, conns: u32, server: &str, xs: &[f64], ys: &[f
         server: server.to_string(),
         a: sa,
         b: sb,
+        a_flags: String::new(),
+        b_flags: String::new(),
         change,
         change_ci95: welch_change_ci(xs, ys),
         p,
         verdict,
+    }
+}
+
+fn with_flags(text: String, flags: &str) -> String {
+    if flags.is_empty() {
+        text
+    } else {
+        format!("{text} {flags}")
     }
 }
 
@@ -213,8 +233,14 @@ pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()
         for r in c.rows.iter().filter(|r| r.metric == metric) {
             lines.push(vec![
                 format!("{} c={} {}", r.test, r.connections, r.server),
-                format!("{} n={}", metric.show(r.a.median), r.a.n),
-                format!("{} n={}", metric.show(r.b.median), r.b.n),
+                with_flags(
+                    format!("{} n={}", metric.show(r.a.median), r.a.n),
+                    &r.a_flags,
+                ),
+                with_flags(
+                    format!("{} n={}", metric.show(r.b.median), r.b.n),
+                    &r.b_flags,
+                ),
                 percent(r.change),
                 r.change_ci95.map_or("-".into(), |(lo, hi)| {
                     format!("[{}, {}]", percent(lo), percent(hi))
@@ -234,7 +260,8 @@ pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()
     writeln!(
         out,
         "~ not significant (p ≥ {}). better/worse: significant, in the direction that is better \
-         or worse for that metric.",
+         or worse for that metric. Flags after a median are the cell's in that run: C client-bound, \
+         ~ noisy, E errors, F a repetition failed, W verified with warnings.",
         c.alpha
     )?;
     if few {

@@ -528,15 +528,17 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
             };
             let _ = write!(
                 b,
-                "<tr><th>{} c={} {}</th><td>{} <small>n={}</small></td><td>{} <small>n={}</small></td>\
+                "<tr><th>{} c={} {}</th><td>{} <small>n={}</small> {}</td><td>{} <small>n={}</small> {}</td>\
                  <td class=\"{class}\">{}</td><td>{}</td><td>{:.3}</td><td class=\"{class}\">{}</td></tr>",
                 esc(&r.test),
                 r.connections,
                 esc(&r.server),
                 show(r.a.median),
                 r.a.n,
+                flags_html(&r.a_flags),
                 show(r.b.median),
                 r.b.n,
+                flags_html(&r.b_flags),
                 percent(r.change),
                 r.change_ci95
                     .map_or("-".into(), |(lo, hi)| format!("[{}, {}]", percent(lo), percent(hi))),
