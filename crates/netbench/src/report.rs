@@ -72,6 +72,12 @@ fn write_out(
     }
 }
 
+/// Pretty JSON and a final newline, as every text file should end.
+fn write_json(out: &mut dyn Write, value: &impl serde::Serialize) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)
+}
+
 pub(crate) fn report(args: ReportArgs) -> Result<u8> {
     let store = open_existing(&args.store)?;
     let id = run_or_latest(&store, args.run, &args.store)?;
@@ -85,10 +91,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8> {
         ReportFormat::Html => write_html(&mut out, &report),
         ReportFormat::Md => write_markdown(&mut out, &report),
         ReportFormat::Csv => write_csv(&mut out, &report),
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &report)?;
-            writeln!(out)
-        }
+        ReportFormat::Json => write_json(out, &report),
     })?;
     Ok(exit::OK)
 }
@@ -109,10 +112,7 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
     write_out(args.output.as_deref(), |mut out| match args.format {
         CompareFormat::Text => write_compare_text(&mut out, &c),
         CompareFormat::Html => write_compare_html(&mut out, &c),
-        CompareFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &c)?;
-            writeln!(out)
-        }
+        CompareFormat::Json => write_json(out, &c),
     })?;
     Ok(exit::OK)
 }
