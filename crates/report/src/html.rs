@@ -434,34 +434,34 @@ fn plain(v: &serde_json::Value) -> String {
 }
 
 fn failures(b: &mut String, r: &Report) {
-    // Grouped by server and reason: a server that crashes in every cell is
-    // one entry listing the cells, not one entry per cell.
-    let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    // Grouped by server and the reason's first line: a server that crashes
+    // in every cell is one entry listing the cells, not one entry per cell.
+    // The details after the first line (the server's last output) differ
+    // from cell to cell; the group shows its first cell's.
+    let mut groups: Vec<(&str, &str, &str, Vec<String>)> = Vec::new();
     for f in r.repetitions.iter().filter(|x| !x.ok) {
         let why = f.failure.as_deref().unwrap_or("");
+        let headline = why.lines().next().unwrap_or("");
         let cell = format!("{} c={} rep {}", f.test, f.connections, f.repetition);
         match groups
             .iter_mut()
-            .find(|(s, w, _)| *s == f.server && *w == why)
+            .find(|(s, h, _, _)| *s == f.server && *h == headline)
         {
-            Some(g) => g.2.push(cell),
-            None => groups.push((&f.server, why, vec![cell])),
+            Some(g) => g.3.push(cell),
+            None => groups.push((&f.server, headline, why, vec![cell])),
         }
     }
     if groups.is_empty() {
         return;
     }
     b.push_str("<section id=\"failures\"><h2>Failed measurements</h2><ul>");
-    for (server, why, cells) in groups {
+    for (server, _, why, cells) in groups {
         let _ = write!(
             b,
-            "<li><b>{}</b>, {} ({}): <pre>{}</pre></li>",
+            "<li><b>{}</b>, {} measurement{} ({}): <pre>{}</pre></li>",
             esc(server),
-            if cells.len() == 1 {
-                "1 measurement".to_string()
-            } else {
-                format!("{} measurements", cells.len())
-            },
+            cells.len(),
+            if cells.len() == 1 { "" } else { "s" },
             esc(&cells.join(", ")),
             esc(why)
         );

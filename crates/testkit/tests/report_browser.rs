@@ -219,9 +219,29 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     assert!(!validator.is_valid(&bad));
 
     let failures = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(
-        failures.contains("<b>crashy</b>, 8 measurements ("),
-        "failures are grouped by server and reason"
+    // Grouped by server and the reason's first line: one entry per distinct
+    // headline, together covering all 8 failed repetitions.
+    let mut headlines: Vec<&str> = a
+        .repetitions
+        .iter()
+        .filter_map(|r| r.failure.as_deref())
+        .map(|f| f.lines().next().unwrap_or(""))
+        .collect();
+    headlines.sort();
+    headlines.dedup();
+    let entries: Vec<usize> = failures
+        .split("<li><b>crashy</b>, ")
+        .skip(1)
+        .map(|rest| {
+            let n = rest.split(' ').next().unwrap();
+            n.parse().unwrap_or_else(|_| panic!("{rest}"))
+        })
+        .collect();
+    assert_eq!(entries.len(), headlines.len(), "{entries:?} {headlines:#?}");
+    assert_eq!(
+        entries.iter().sum::<usize>(),
+        8,
+        "{entries:?} {headlines:#?}"
     );
     let _ = std::fs::remove_dir_all(&work);
 }
