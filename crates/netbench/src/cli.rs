@@ -88,7 +88,8 @@ should be), and the Mann-Whitney U test over the repetitions (two-sided,
 exact for small samples): 'better' or
 'worse' when p < 0.05, '~' when not. With 3 repetitions a side the smallest p
 the test can give is 0.100, so nothing is called significant ('? too few'):
-use `repetitions = 4` or more in the suite for runs you mean to compare.
+use `netbench run --repetitions 5` (or `repetitions = 5` in the suite) for runs
+you mean to compare.
 
 Exit codes:
   0    the comparison was written
@@ -149,7 +150,7 @@ pub(crate) struct CompareArgs {
 const RUN_HELP: &str = "\
 Suites (suites/*.toml): quick (every server, blank and work at 1 and 100
 connections, short runs), standard (blank and work at 1, 100 and 10,000
-connections, 3 repetitions; about 25 minutes here), stress (exactly 100,000
+connections, 3 repetitions; about 18 minutes here), stress (exactly 100,000
 blank requests over 1 to 1,000 connections). A path to any suite file works too.
 
 Each server is built once (skipped while its sources are unchanged), started
@@ -194,6 +195,13 @@ pub(crate) struct RunArgs {
     /// Finish an interrupted run: its finished cells are kept, the rest run.
     #[arg(long, value_name = "RUN", conflicts_with = "suite")]
     pub resume: Option<i64>,
+
+    /// Repetitions of every cell instead of the suite's (3 in standard).
+    /// `netbench compare` needs 4 or more a side to call a change
+    /// significant.
+    #[arg(long, value_name = "N", conflicts_with = "resume",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repetitions: Option<u32>,
 
     #[command(flatten)]
     pub store: StoreArgs,

@@ -45,7 +45,13 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
             Suite::parse(&stored.suite, &stored.suite_toml)
                 .context("the stored suite of that run")?
         }
-        None => Suite::load(&args.suite, &args.suites)?,
+        None => {
+            let suite = Suite::load(&args.suite, &args.suites)?;
+            match args.repetitions {
+                Some(n) => suite.with_repetitions(n)?,
+                None => suite,
+            }
+        }
     };
     if !args.servers.is_dir() {
         bail!(

@@ -77,6 +77,7 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
     let (suite, _) = project(&dir);
     let out = netbench(&dir)
         .args(["run", suite.to_str().unwrap(), "--db", "results/db.sqlite"])
+        .args(["--repetitions", "2"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -141,6 +142,16 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
         csv.lines().next(),
         Some("run,suite,test,connections,server,repetition,metric,unit,value")
     );
+    // The stored suite says how many repetitions the run was given.
+    let json = netbench(&dir)
+        .args(["report", "--db", "results/db.sqlite", "--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let toml = json["run"]["suite_toml"].as_str().unwrap();
+    assert!(toml.contains("repetitions = 2"), "{toml}");
+    assert!(toml.contains("duration = \"1s\""), "{toml}");
+
     let compare = netbench(&dir)
         .args(["compare", "1", "1", "--db", "results/db.sqlite"])
         .output()
@@ -162,6 +173,22 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
         (
             vec!["report", "--format", "pdf", "--db", "results/db.sqlite"],
             "invalid value 'pdf'",
+        ),
+        (
+            vec!["run", "one.toml", "--repetitions", "0", "--db", "x.sqlite"],
+            "not in 1..=1000",
+        ),
+        (
+            vec![
+                "run",
+                "--resume",
+                "1",
+                "--repetitions",
+                "5",
+                "--db",
+                "x.sqlite",
+            ],
+            "cannot be used with",
         ),
     ] {
         let out = netbench(&dir).args(&args).output().unwrap();

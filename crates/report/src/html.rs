@@ -152,7 +152,7 @@ fn cell_html(c: Option<&Cell>, best: bool) -> String {
         format!("<span class=\"p99\">p99 {}</span>", format_duration_ns(p))
     });
     format!(
-        "<td{}><span class=\"num\">{}</span> {spread} {} {p99}</td>",
+        "<td{}><span class=\"num\">{}</span> {spread} {}<br>{p99}</td>",
         if best { " class=\"best\"" } else { "" },
         thousands(rps.median.round() as u64),
         flags_html(&c.flags),
@@ -407,7 +407,12 @@ fn environment(b: &mut String, r: &Report) {
     for (k, v) in rows {
         let _ = write!(b, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
-    b.push_str("</tbody></table></section>");
+    let _ = write!(
+        b,
+        "</tbody></table><details><summary>The suite file as this run used it</summary>\
+         <pre>{}</pre></details></section>",
+        esc(r.run.suite_toml.trim_end())
+    );
 }
 
 /// A JSON value as text, strings without quotes and terminal colour codes.

@@ -42,6 +42,8 @@ pub struct RunInfo {
     pub command: String,
     pub environment: serde_json::Value,
     pub placement: serde_json::Value,
+    /// The suite file as the run used it: what to rerun it with.
+    pub suite_toml: String,
 }
 
 /// One server variant: what it is, how it was built, how it fared in
@@ -223,6 +225,7 @@ pub fn build_report(run: &RunDetail) -> Report {
             command: run.command.clone(),
             environment: run.environment.clone(),
             placement: run.placement.clone(),
+            suite_toml: run.suite_toml.clone(),
         },
         servers,
         tests,
