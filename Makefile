@@ -11,6 +11,8 @@ TESTSERVER := $(RELEASE)/netbench-testserver
 
 # The suite `make run` runs: `make run SUITE=quick` for a 2-minute smoke run.
 SUITE ?= standard
+# The run `make screenshot` pictures: `make screenshot RUN=3`; the latest if empty.
+RUN ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
@@ -57,11 +59,11 @@ test-deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 	cd crates/testkit/browser && npm ci --no-audit --no-fund --loglevel=error
 
-# The README's screenshot: the latest run's HTML report opened in headless
+# The README's screenshot: the latest run's (or RUN=N's) HTML report opened in headless
 # Chromium by the browser test's own checker (which fails on any console
 # error or missing chart), top 2,400 pixels kept.
 screenshot: build test-deps
-	$(NETBENCH) report -o results/screenshot/report.html
+	$(NETBENCH) report $(RUN) -o results/screenshot/report.html
 	node crates/testkit/browser/check.mjs results/screenshot/report.html docs/report.png --max-height 2400 >/dev/null
 	@echo "wrote docs/report.png"
 

@@ -148,6 +148,17 @@
     });
   }
 
+  // Changes sit on a log2 axis: a doubling and a halving look the same
+  // size, and one +500% cell does not flatten every other bar.
+  function ratio(change) {
+    return Math.log2(Math.max(1 + change, 1e-3));
+  }
+
+  function percent(change) {
+    const p = change * 100;
+    return (p > 0 ? '+' : '') + +p.toPrecision(Math.abs(p) < 1 ? 1 : 2) + '%';
+  }
+
   function change(canvas) {
     const rows = data.rows.filter((r) => r.metric === canvas.dataset.test);
     canvas.parentElement.style.height = Math.max(200, 28 * rows.length + 80) + 'px';
@@ -161,13 +172,18 @@
           backgroundColor: rows.map((r) => tone[r.verdict]),
           data: rows.map((r) => {
             const ci = r.change_ci95 || [r.change, r.change];
-            return { x: r.change * 100, xMin: ci[0] * 100, xMax: ci[1] * 100 };
+            return { x: ratio(r.change), xMin: ratio(ci[0]), xMax: ratio(ci[1]) };
           }),
         }],
       },
       options: {
         indexAxis: 'y',
-        scales: { x: { title: { display: true, text: 'change of the median (%)' } } },
+        scales: {
+          x: {
+            title: { display: true, text: 'change of the median (ratio scale: +100% is as far from 0 as -50%)' },
+            ticks: { callback: (v) => percent(2 ** v - 1) },
+          },
+        },
         plugins: {
           legend: { display: false },
           tooltip: {

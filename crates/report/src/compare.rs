@@ -264,18 +264,40 @@ pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()
          ~ noisy, E errors, F a repetition failed, W verified with warnings.",
         c.alpha
     )?;
+    if let Some(note) = chance_note(c) {
+        writeln!(out, "{note}")?;
+    }
     if few {
-        writeln!(
-            out,
-            "? too few: with 3 or fewer repetitions a side the smallest p this test can give is \
-             0.100 or more, so no change can be called significant; use 4 or more (`repetitions` \
-             in the suite)."
-        )?;
+        writeln!(out, "{TOO_FEW_NOTE}")?;
     }
     for (which, cells) in not_compared(c) {
         writeln!(out, "{which}: {}", cells.join(", "))?;
     }
     Ok(())
+}
+
+pub(crate) const TOO_FEW_NOTE: &str = "? too few: with 3 or fewer repetitions a side the \
+    smallest p this test can give is 0.100 or more, so no change can be called significant; run \
+    with 4 or more (`netbench run SUITE --repetitions 5`, or `repetitions` in the suite).";
+
+/// How many of the tests would pass for significant by chance alone: each
+/// cell and metric is its own test at `alpha`, with no correction for their
+/// number, as in benchstat; the reader should know what a lone verdict is
+/// worth. None when fewer than two tests could reach `alpha`.
+pub(crate) fn chance_note(c: &Comparison) -> Option<String> {
+    let tested = c
+        .rows
+        .iter()
+        .filter(|r| r.verdict != Verdict::TooFew)
+        .count();
+    (tested >= 2).then(|| {
+        format!(
+            "{tested} tests at p < {}: even with no change at all about {:.1} of them would come \
+             out better or worse by chance, so weigh a lone verdict accordingly.",
+            c.alpha,
+            tested as f64 * c.alpha
+        )
+    })
 }
 
 /// The cells that could not be compared, by reason, leaving out empty lists.
@@ -327,6 +349,41 @@ mod tests {
         );
         assert_eq!(r.verdict, Verdict::TooFew);
         assert!((r.p - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_chance_note_counts_only_tests_that_could_reach_alpha() {
+        let run = RunInfo {
+            id: 1,
+            suite: "t".into(),
+            status: "complete".into(),
+            started_at: String::new(),
+            finished_at: None,
+            command: String::new(),
+            environment: serde_json::Value::Null,
+            placement: serde_json::Value::Null,
+            suite_toml: String::new(),
+        };
+        let four = [100.0, 104.0, 98.0, 102.0];
+        let testable = row(Metric::RequestsPerS, "t", 1, "s", &four, &four);
+        let too_few = row(Metric::RequestsPerS, "t", 2, "s", &four[..2], &four[..2]);
+        let mut c = Comparison {
+            format: "netbench-compare/1",
+            method: METHOD,
+            alpha: ALPHA,
+            a: run.clone(),
+            b: run,
+            rows: vec![testable.clone(), too_few],
+            only_in_a: vec![],
+            only_in_b: vec![],
+            in_neither: vec![],
+        };
+        assert_eq!(chance_note(&c), None);
+        c.rows
+            .extend([testable.clone(), testable.clone(), testable]);
+        let note = chance_note(&c).unwrap();
+        assert!(note.starts_with("4 tests at p < 0.05"), "{note}");
+        assert!(note.contains("about 0.2 of them"), "{note}");
     }
 
     #[test]

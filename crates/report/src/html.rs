@@ -7,7 +7,9 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::compare::{not_compared, percent, Comparison, Metric, Verdict};
+use crate::compare::{
+    chance_note, not_compared, percent, Comparison, Metric, Verdict, TOO_FEW_NOTE,
+};
 use crate::format::{bytes, format_duration_ns, thousands};
 use crate::markdown::WARN_LEGEND;
 use crate::model::{Cell, Report};
@@ -395,7 +397,10 @@ fn environment(b: &mut String, r: &Report) {
                         rows.push((format!("{k}.{k2}"), plain(v2)));
                     }
                 }
-                None => rows.push((k.clone(), plain(v))),
+                None => match v.as_u64().filter(|_| k.ends_with("_bytes")) {
+                    Some(n) => rows.push((k.clone(), format!("{} ({n})", bytes(n)))),
+                    None => rows.push((k.clone(), plain(v))),
+                },
             }
         }
     }
@@ -557,6 +562,12 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
             );
         }
         b.push_str("</tbody></table></section>");
+    }
+    if let Some(note) = chance_note(c) {
+        let _ = write!(b, "<p class=\"legend\">{}</p>", esc(&note));
+    }
+    if c.rows.iter().any(|r| r.verdict == Verdict::TooFew) {
+        let _ = write!(b, "<p class=\"legend\">{}</p>", esc(TOO_FEW_NOTE));
     }
     let missing = not_compared(c);
     if !missing.is_empty() {
