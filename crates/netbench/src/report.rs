@@ -38,19 +38,39 @@ fn load(store: &Store, id: i64) -> Result<Report> {
 /// Writes through a temporary file renamed into place, so a crash or Ctrl-C
 /// never leaves half a report where a whole one was.
 fn write_file(path: &Path, body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    if path.is_dir() {
+        bail!(
+            "{} is a folder; give -o a file name, such as {}",
+            path.display(),
+            path.join("report.html").display()
+        );
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating the folder {}", dir.display()))?;
     }
-    let tmp = path.with_extension("partial");
+    let tmp = partial_path(path);
     let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let mut out = BufWriter::new(file);
-    body(&mut out)
+    let written = body(&mut out)
         .and_then(|()| out.flush())
-        .with_context(|| format!("writing {}", tmp.display()))?;
+        .with_context(|| format!("writing {}", tmp.display()));
     drop(out);
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("moving {} to {}", tmp.display(), path.display()))
+    let moved = written.and_then(|()| {
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("moving {} to {}", tmp.display(), path.display()))
+    });
+    if moved.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    moved
+}
+
+/// `report.html` is written as `report.html.partial` first.
+fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    path.with_file_name(name)
 }
 
 fn write_out(
@@ -120,6 +140,15 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_partial_file_keeps_the_whole_name() {
+        assert_eq!(
+            partial_path(Path::new("out/r.html")),
+            PathBuf::from("out/r.html.partial")
+        );
+        assert_eq!(partial_path(Path::new("r")), PathBuf::from("r.partial"));
+    }
 
     #[test]
     fn html_goes_beside_the_store() {

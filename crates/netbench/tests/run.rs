@@ -116,7 +116,7 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
         !html.contains("<canvas"),
         "a chart without data was written"
     );
-    assert!(!dir.join("results/run-1/report.partial").exists());
+    assert!(!dir.join("results/run-1/report.html.partial").exists());
 
     let md = netbench(&dir)
         .args(["report", "1", "--db", "results/db.sqlite", "--format", "md"])
@@ -175,6 +175,10 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
             "invalid value 'pdf'",
         ),
         (
+            vec!["report", "--db", "results/db.sqlite", "-o", "results"],
+            "results is a folder; give -o a file name",
+        ),
+        (
             vec!["run", "one.toml", "--repetitions", "0", "--db", "x.sqlite"],
             "not in 1..=1000",
         ),
@@ -197,6 +201,7 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
     assert!(!dir.join("nowhere.sqlite").exists());
+    assert!(!dir.join("results.partial").exists());
 
     let missing = netbench(&dir)
         .args(["run", "no-such-suite", "--db", "results/db.sqlite"])
