@@ -366,7 +366,7 @@ fn servers(b: &mut String, r: &Report) {
             "<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td></tr>",
             esc(&s.description),
             esc(&s.label),
-            esc(&s.language),
+            esc(&s.language_shown()),
             esc(&s.framework),
             match s.build_s {
                 Some(x) => format!("{} {x:.1} s", esc(&s.build_status)),

@@ -65,7 +65,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
             out,
             &[
                 s.label.clone(),
-                s.language.clone(),
+                s.language_shown(),
                 s.framework.clone(),
                 s.build_s.map_or("(shared)".into(), |b| format!("{b:.1} s")),
                 s.artefact_bytes.map_or("-".into(), bytes),

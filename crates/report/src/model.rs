@@ -52,6 +52,11 @@ pub struct RunInfo {
 pub struct ServerInfo {
     pub label: String,
     pub language: String,
+    /// The oldest version the code needs, from the manifest ("" if unsaid).
+    pub language_min: String,
+    /// The version of the language's tool this run used, from the run's
+    /// environment (None when netbench does not know the tool).
+    pub toolchain: Option<String>,
     pub framework: String,
     pub description: String,
     pub build_status: String,
@@ -147,7 +152,11 @@ pub fn build_report(run: &RunDetail) -> Report {
             }),
         }
     }
-    let servers: Vec<ServerInfo> = run.servers.iter().map(server_info).collect();
+    let servers: Vec<ServerInfo> = run
+        .servers
+        .iter()
+        .map(|s| server_info(s, &run.environment["tools"]))
+        .collect();
     let warned: Vec<&str> = servers
         .iter()
         .filter(|s| s.verify.as_ref().is_some_and(|v| v.warn > 0))
@@ -314,29 +323,32 @@ fn figures(r: &LoadResult, server: Option<ServerUse>) -> RepetitionFigures {
     }
 }
 
-fn server_info(s: &ServerRecord) -> ServerInfo {
+fn server_info(s: &ServerRecord, tools: &serde_json::Value) -> ServerInfo {
     let manifest: Option<ServerManifest> = toml::from_str(&s.manifest_toml).ok();
-    let with_version = |name: &str, version: &str| {
-        if version.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name} {version}")
-        }
-    };
-    let (language, framework, description) = match &manifest {
+    let (language, language_min, framework, description) = match &manifest {
         Some(m) => {
             let variant = m.variants.iter().find(|v| v.name == s.variant);
             (
-                with_version(&m.language, &m.language_version),
-                with_version(&m.framework, &m.framework_version),
+                m.language.clone(),
+                m.language_version.clone(),
+                if m.framework_version.is_empty() {
+                    m.framework.clone()
+                } else {
+                    format!("{} {}", m.framework, m.framework_version)
+                },
                 variant.map_or(m.description.clone(), |v| v.description.clone()),
             )
         }
         None => Default::default(),
     };
+    let toolchain = tool_for(&language)
+        .and_then(|t| tools[t].as_str())
+        .and_then(version_in);
     ServerInfo {
         label: label(&s.server, &s.variant),
         language,
+        language_min,
+        toolchain,
         framework,
         description,
         build_status: s.build_status.as_str().to_string(),
@@ -346,6 +358,60 @@ fn server_info(s: &ServerRecord) -> ServerInfo {
         verify: s.verify_json.as_deref().map(verify_counts),
         excluded_reason: s.excluded_reason.clone(),
     }
+}
+
+impl ServerInfo {
+    /// "Go 1.26.8 (needs 1.22+)": the version that built and ran the server
+    /// this time, and the manifest's minimum, which alone would mislead.
+    pub fn language_shown(&self) -> String {
+        match (&self.toolchain, self.language_min.is_empty()) {
+            (Some(t), true) => format!("{} {t}", self.language),
+            (Some(t), false) => format!("{} {t} (needs {}+)", self.language, self.language_min),
+            (None, false) => format!("{} {}+", self.language, self.language_min),
+            (None, true) => self.language.clone(),
+        }
+    }
+}
+
+/// Which of the environment's recorded tools runs a language's servers.
+fn tool_for(language: &str) -> Option<&'static str> {
+    let l = language.to_ascii_lowercase();
+    let word = |w: &str| {
+        l.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|x| x == w)
+    };
+    if l.contains("node") || word("javascript") || word("typescript") {
+        Some("node")
+    } else if word("rust") {
+        Some("rustc")
+    } else if word("go") {
+        Some("go")
+    } else if word("java") || word("kotlin") || word("scala") {
+        Some("java")
+    } else if word("python") {
+        Some("python3")
+    } else if word("c") {
+        Some("gcc")
+    } else {
+        None
+    }
+}
+
+/// The first version number in a tool's `--version` line:
+/// "go version go1.26.8 linux/amd64" → "1.26.8".
+fn version_in(line: &str) -> Option<String> {
+    line.split_whitespace().find_map(|token| {
+        let t = token.trim_matches(|c: char| "\"'()".contains(c));
+        let t = t
+            .strip_prefix("go")
+            .or_else(|| t.strip_prefix('v'))
+            .unwrap_or(t);
+        let end = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let v = t[..end].trim_end_matches('.');
+        (v.contains('.') && v.starts_with(|c: char| c.is_ascii_digit())).then(|| v.to_string())
+    })
 }
 
 fn verify_counts(json: &str) -> VerifyCounts {
@@ -372,6 +438,49 @@ fn verify_counts(json: &str) -> VerifyCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_toolchain_version_comes_from_the_tools_own_line() {
+        for (line, v) in [
+            ("go version go1.26.8 linux/amd64", "1.26.8"),
+            ("rustc 1.95.0 (59807616e 2026-04-14)", "1.95.0"),
+            ("openjdk version \"17.0.15\" 2025-04-15", "17.0.15"),
+            ("v20.20.2", "20.20.2"),
+            ("Python 3.11.7", "3.11.7"),
+            ("gcc (Debian 12.2.0-14+deb12u1) 12.2.0", "12.2.0"),
+        ] {
+            assert_eq!(version_in(line).as_deref(), Some(v), "{line}");
+        }
+        assert_eq!(version_in("no version here 7"), None);
+        assert_eq!(tool_for("JavaScript (Node.js)"), Some("node"));
+        assert_eq!(tool_for("Java"), Some("java"));
+        assert_eq!(tool_for("Go"), Some("go"));
+        assert_eq!(tool_for("C"), Some("gcc"));
+        assert_eq!(tool_for("Erlang"), None);
+    }
+
+    #[test]
+    fn the_language_shows_the_version_used_and_the_minimum() {
+        let tools = serde_json::json!({ "go": "go version go1.26.8 linux/amd64" });
+        let record = |manifest: &str| ServerRecord {
+            server: "g".into(),
+            variant: String::new(),
+            manifest_toml: manifest.to_string(),
+            build_status: netbench_suite::store::BuildStatus::Ok,
+            build_s: 1.0,
+            artefact_bytes: None,
+            ready_s: None,
+            verify_json: None,
+            excluded_reason: None,
+        };
+        let go = "name = \"g\"\nlanguage = \"Go\"\nlanguage_version = \"1.22\"\n\
+                  framework = \"net/http\"\ndescription = \"d\"\nrun = \"x\"\n";
+        let info = server_info(&record(go), &tools);
+        assert_eq!(info.toolchain.as_deref(), Some("1.26.8"));
+        assert_eq!(info.language_shown(), "Go 1.26.8 (needs 1.22+)");
+        let info = server_info(&record(go), &serde_json::Value::Null);
+        assert_eq!(info.language_shown(), "Go 1.22+");
+    }
 
     #[test]
     fn verify_warnings_and_failures_are_counted_with_reasons() {
