@@ -230,6 +230,7 @@ fn no_server_outlives_a_killed_netbench() {
             .is_empty()),
         "the server never started"
     );
+    let pid = child.id();
     child.kill().unwrap(); // SIGKILL: no handler, no clean-up in netbench
     child.wait().unwrap();
     assert!(
@@ -238,5 +239,12 @@ fn no_server_outlives_a_killed_netbench() {
         "server processes outlived netbench: {:?}",
         processes_with(&marker)
     );
+    // A killed netbench cannot remove its server's log; this test does.
+    let prefix = format!("netbench-py-{pid}-");
+    for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
