@@ -163,6 +163,15 @@
     const rows = data.rows.filter((r) => r.metric === canvas.dataset.test);
     canvas.parentElement.style.height = Math.max(200, 28 * rows.length + 80) + 'px';
     const tone = { better: '#1a7f37', worse: '#c62828', no_change: '#9498a0', too_few: '#c9ccd3' };
+    // Two repetitions can give an interval of +1,000,000%: the axis stops at
+    // 1/16 and 16 times (whiskers run off the edge; the table has them).
+    const points = rows.map((r) => {
+      const ci = r.change_ci95 || [r.change, r.change];
+      return { x: ratio(r.change), xMin: ratio(ci[0]), xMax: ratio(ci[1]) };
+    });
+    const edge = 4;
+    const lowest = Math.min(...points.map((p) => Math.min(p.x, p.xMin)));
+    const highest = Math.max(...points.map((p) => Math.max(p.x, p.xMax)));
     new Chart(canvas, {
       type: 'barWithErrorBars',
       data: {
@@ -170,10 +179,7 @@
         datasets: [{
           label: 'change (B vs A)',
           backgroundColor: rows.map((r) => tone[r.verdict]),
-          data: rows.map((r) => {
-            const ci = r.change_ci95 || [r.change, r.change];
-            return { x: ratio(r.change), xMin: ratio(ci[0]), xMax: ratio(ci[1]) };
-          }),
+          data: points,
         }],
       },
       options: {
@@ -181,6 +187,8 @@
         scales: {
           x: {
             title: { display: true, text: 'change of the median (ratio scale: +100% is as far from 0 as -50%)' },
+            min: lowest < -edge ? -edge : undefined,
+            max: highest > edge ? edge : undefined,
             ticks: { callback: (v) => percent(2 ** v - 1) },
           },
         },

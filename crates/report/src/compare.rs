@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use netbench_suite::stats::{summarize, Summary};
 use serde::Serialize;
 
+use crate::environment::{differences, EnvDifference};
 use crate::format::{format_duration_ns, thousands, write_columns};
 use crate::model::{RepetitionFigures, Report, RunInfo};
 use crate::significance::{mann_whitney_p, smallest_p, welch_change_ci, ALPHA};
@@ -111,6 +112,9 @@ pub struct Comparison {
     pub only_in_b: Vec<String>,
     /// Cells in a run's matrix without a good repetition in either run.
     pub in_neither: Vec<String>,
+    /// Environment entries (CPU, kernel, tools, commit, placement) that are
+    /// not the same in both runs.
+    pub environment_differences: Vec<EnvDifference>,
 }
 
 /// Compares run `b` against run `a` cell by cell.
@@ -156,6 +160,7 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
         only_in_a,
         only_in_b,
         in_neither,
+        environment_differences: differences(&a.run, &b.run),
     }
 }
 
@@ -220,6 +225,13 @@ pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()
         "A: run {} ({}, {})\nB: run {} ({}, {})\n{}\n",
         c.a.id, c.a.suite, c.a.started_at, c.b.id, c.b.suite, c.b.started_at, c.method
     )?;
+    if !c.environment_differences.is_empty() {
+        writeln!(out, "Not the same in both runs:")?;
+        for d in &c.environment_differences {
+            writeln!(out, "  {}", d.describe())?;
+        }
+        writeln!(out)?;
+    }
     for metric in Metric::ALL {
         let mut lines = vec![vec![
             metric.title().to_string(),
@@ -377,6 +389,7 @@ mod tests {
             only_in_a: vec![],
             only_in_b: vec![],
             in_neither: vec![],
+            environment_differences: vec![],
         };
         assert_eq!(chance_note(&c), None);
         c.rows

@@ -388,27 +388,7 @@ fn servers(b: &mut String, r: &Report) {
 
 fn environment(b: &mut String, r: &Report) {
     b.push_str("<section id=\"environment\"><h2>Environment</h2><table class=\"kv\"><tbody>");
-    let mut rows: Vec<(String, String)> = Vec::new();
-    if let Some(env) = r.run.environment.as_object() {
-        for (k, v) in env {
-            match v.as_object() {
-                Some(inner) => {
-                    for (k2, v2) in inner {
-                        rows.push((format!("{k}.{k2}"), plain(v2)));
-                    }
-                }
-                None => match v.as_u64().filter(|_| k.ends_with("_bytes")) {
-                    Some(n) => rows.push((k.clone(), format!("{} ({n})", bytes(n)))),
-                    None => rows.push((k.clone(), plain(v))),
-                },
-            }
-        }
-    }
-    if let Some(p) = r.run.placement.as_object() {
-        for (k, v) in p {
-            rows.push((format!("placement.{k}"), plain(v)));
-        }
-    }
+    let rows = crate::environment::rows(&r.run);
     for (k, v) in rows {
         let _ = write!(b, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
@@ -418,29 +398,6 @@ fn environment(b: &mut String, r: &Report) {
          <pre>{}</pre></details></section>",
         esc(r.run.suite_toml.trim_end())
     );
-}
-
-/// A JSON value as text, strings without quotes and terminal colour codes.
-fn plain(v: &serde_json::Value) -> String {
-    let s = match v.as_str() {
-        Some(s) => s.to_string(),
-        None => v.to_string(),
-    };
-    let mut out = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // ESC [ ... letter
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn failures(b: &mut String, r: &Report) {
@@ -506,6 +463,24 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
         esc(&c.b.started_at),
         esc(c.method)
     );
+    if !c.environment_differences.is_empty() {
+        b.push_str(
+            "<section><h2>Not the same in both runs</h2><p class=\"legend\">A change \
+             between machines, toolchains or commits is not a change in the servers alone.</p>\
+             <table class=\"grid\"><thead><tr><th>what</th><th>A</th><th>B</th></tr></thead><tbody>",
+        );
+        for d in &c.environment_differences {
+            let show = |v: &Option<String>| v.as_deref().map_or("(not recorded)".into(), esc);
+            let _ = write!(
+                b,
+                "<tr><th>{}</th><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
+                esc(&d.key),
+                show(&d.a),
+                show(&d.b)
+            );
+        }
+        b.push_str("</tbody></table></section>");
+    }
     for metric in Metric::ALL {
         let key = match metric {
             Metric::RequestsPerS => "requests_per_s",
@@ -595,11 +570,5 @@ mod tests {
         assert!(!json.contains("</script>"), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["s"], "</script><script>alert(1)");
-    }
-
-    #[test]
-    fn strips_terminal_colours_from_tool_versions() {
-        let v = serde_json::json!("\u{1b}[1mApache Maven 3.8.7\u{1b}[m");
-        assert_eq!(plain(&v), "Apache Maven 3.8.7");
     }
 }

@@ -6,6 +6,7 @@
 
 mod compare;
 mod csv;
+mod environment;
 mod format;
 mod html;
 mod load_json;
@@ -20,6 +21,7 @@ mod verify_text;
 
 pub use compare::{compare, write_compare_text, CompareRow, Comparison, Metric, Verdict};
 pub use csv::write_csv;
+pub use environment::EnvDifference;
 pub use format::{bytes, format_duration_ns, thousands, verdict_line};
 pub use html::{write_compare_html, write_html};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};

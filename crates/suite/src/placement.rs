@@ -42,6 +42,29 @@ pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Pins the calling thread to `cpus` until the guard is dropped, then gives
+/// it back the CPUs it had: a second run in the same process must see the
+/// machine's CPUs, not the first run's client half.
+pub fn pin_current_thread_scoped(cpus: &[usize]) -> std::io::Result<PinGuard> {
+    let before = allowed_cpus();
+    pin_current_thread(cpus)?;
+    Ok(PinGuard { before })
+}
+
+/// Restores the calling thread's CPUs on drop (see
+/// [`pin_current_thread_scoped`]); it must be dropped on the same thread.
+pub struct PinGuard {
+    before: Vec<usize>,
+}
+
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        if !self.before.is_empty() {
+            let _ = pin_current_thread(&self.before);
+        }
+    }
+}
+
 /// Where the server and the client run; `None` means unpinned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Cpus {
@@ -105,6 +128,16 @@ mod tests {
         let c = resolve(&Placement::Auto, &[3]).unwrap();
         assert_eq!(c.server, None);
         assert!(c.note.contains("share"));
+    }
+
+    #[test]
+    fn a_scoped_pin_gives_the_cpus_back() {
+        let all = allowed_cpus();
+        {
+            let _pin = pin_current_thread_scoped(&all[..1]).unwrap();
+            assert_eq!(allowed_cpus(), all[..1]);
+        }
+        assert_eq!(allowed_cpus(), all);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use netbench_engine::{LoadResult, RequestTemplate, Url};
 use serde_json::json;
 
 use crate::cell::{run_cell, CellEnv, CellOutcome};
-use crate::placement::{allowed_cpus, pin_current_thread, resolve, Cpus};
+use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{
     BuildStatus, CellKey, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store, StoreError,
@@ -267,11 +267,12 @@ pub fn run_suite(
         .is_none()
         .then(|| crate::environment::capture(&req.project_dir));
     let cpus = resolve(&suite.placement, &allowed_cpus()).map_err(RunError::Placement)?;
-    if let Some(client) = &cpus.client {
-        pin_current_thread(client).map_err(|e| {
+    let _pinned = match &cpus.client {
+        Some(client) => Some(pin_current_thread_scoped(client).map_err(|e| {
             RunError::Placement(format!("cannot pin the client to {client:?}: {e}"))
-        })?;
-    }
+        })?),
+        None => None,
+    };
     let client_workers = cpus
         .client
         .as_ref()

@@ -162,10 +162,27 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
 
     let comparison = compare(&a, &b);
     assert!(!comparison.rows.is_empty());
+    // Same machine, same suite: nothing to point out, though each run drew
+    // its own work seed.
+    assert_ne!(
+        a.run.environment["work_seed"],
+        b.run.environment["work_seed"]
+    );
+    assert_eq!(comparison.environment_differences, []);
+    // The page is checked with a difference to show: B "moved" to another CPU.
+    let mut moved = b.clone();
+    moved.run.environment["cpu_model"] = "Another CPU".into();
+    let comparison = compare(&a, &moved);
+    assert_eq!(comparison.environment_differences.len(), 1);
     let html = dir.join("compare.html");
     write_compare_html(&mut std::fs::File::create(&html).unwrap(), &comparison).unwrap();
     let found = check_in_browser(&html, &dir.join("compare.png"));
     assert_eq!(found["charts"].as_array().unwrap().len(), 2, "{found}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Not the same in both runs") && page.contains("Another CPU"),
+        "the environment difference is not on the page"
+    );
 
     let mut md = Vec::new();
     write_markdown(&mut md, &a).unwrap();
