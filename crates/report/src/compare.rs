@@ -365,17 +365,7 @@ mod tests {
 
     #[test]
     fn the_chance_note_counts_only_tests_that_could_reach_alpha() {
-        let run = RunInfo {
-            id: 1,
-            suite: "t".into(),
-            status: "complete".into(),
-            started_at: String::new(),
-            finished_at: None,
-            command: String::new(),
-            environment: serde_json::Value::Null,
-            placement: serde_json::Value::Null,
-            suite_toml: String::new(),
-        };
+        let run = crate::environment::tests::run(serde_json::Value::Null);
         let four = [100.0, 104.0, 98.0, 102.0];
         let testable = row(Metric::RequestsPerS, "t", 1, "s", &four, &four);
         let too_few = row(Metric::RequestsPerS, "t", 2, "s", &four[..2], &four[..2]);

@@ -120,11 +120,12 @@ pub(crate) fn plain(v: &serde_json::Value) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn run(environment: serde_json::Value) -> RunInfo {
+    /// A run record with only its environment set, for tests.
+    pub(crate) fn run(environment: serde_json::Value) -> RunInfo {
         RunInfo {
             id: 1,
             suite: "t".into(),
