@@ -18,10 +18,15 @@ pub struct EnvDifference {
 }
 
 impl EnvDifference {
+    /// A side's value, or what to show where that run recorded none.
+    pub fn shown(value: &Option<String>) -> &str {
+        value.as_deref().unwrap_or("(not recorded)")
+    }
+
     /// "cpu_model: AMD EPYC → Intel Xeon".
     pub fn describe(&self) -> String {
-        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not recorded)".into());
-        format!("{}: {} → {}", self.key, show(&self.a), show(&self.b))
+        let (a, b) = (Self::shown(&self.a), Self::shown(&self.b));
+        format!("{}: {a} → {b}", self.key)
     }
 }
 
@@ -103,7 +108,7 @@ pub(crate) fn plain(v: &serde_json::Value) -> String {
         None => v.to_string(),
     };
     let mut out = String::new();
-    let mut chars = s.chars().peekable();
+    let mut chars = s.chars();
     while let Some(c) = chars.next() {
         if c == '\u{1b}' {
             // ESC [ ... letter

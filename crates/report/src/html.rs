@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::compare::{
     chance_note, not_compared, percent, Comparison, Metric, Verdict, TOO_FEW_NOTE,
 };
+use crate::environment::EnvDifference;
 use crate::format::{bytes, format_duration_ns, thousands};
 use crate::markdown::WARN_LEGEND;
 use crate::model::{Cell, Report};
@@ -470,7 +471,7 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
              <table class=\"grid\"><thead><tr><th>what</th><th>A</th><th>B</th></tr></thead><tbody>",
         );
         for d in &c.environment_differences {
-            let show = |v: &Option<String>| v.as_deref().map_or("(not recorded)".into(), esc);
+            let show = |v: &Option<String>| esc(EnvDifference::shown(v));
             let _ = write!(
                 b,
                 "<tr><th>{}</th><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use netbench_engine::LoadResult;
+use netbench_suite::environment::tool_for_language;
 use netbench_suite::stats::summarize;
 use netbench_suite::store::{MeasurementStatus, RunDetail, ServerRecord};
 use netbench_suite::ServerManifest;
@@ -341,7 +342,7 @@ fn server_info(s: &ServerRecord, tools: &serde_json::Value) -> ServerInfo {
         }
         None => Default::default(),
     };
-    let toolchain = tool_for(&language)
+    let toolchain = tool_for_language(&language)
         .and_then(|t| tools[t].as_str())
         .and_then(version_in);
     ServerInfo {
@@ -370,30 +371,6 @@ impl ServerInfo {
             (None, false) => format!("{} {}+", self.language, self.language_min),
             (None, true) => self.language.clone(),
         }
-    }
-}
-
-/// Which of the environment's recorded tools runs a language's servers.
-fn tool_for(language: &str) -> Option<&'static str> {
-    let l = language.to_ascii_lowercase();
-    let word = |w: &str| {
-        l.split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|x| x == w)
-    };
-    if l.contains("node") || word("javascript") || word("typescript") {
-        Some("node")
-    } else if word("rust") {
-        Some("rustc")
-    } else if word("go") {
-        Some("go")
-    } else if word("java") || word("kotlin") || word("scala") {
-        Some("java")
-    } else if word("python") {
-        Some("python3")
-    } else if word("c") {
-        Some("gcc")
-    } else {
-        None
     }
 }
 
@@ -452,11 +429,6 @@ mod tests {
             assert_eq!(version_in(line).as_deref(), Some(v), "{line}");
         }
         assert_eq!(version_in("no version here 7"), None);
-        assert_eq!(tool_for("JavaScript (Node.js)"), Some("node"));
-        assert_eq!(tool_for("Java"), Some("java"));
-        assert_eq!(tool_for("Go"), Some("go"));
-        assert_eq!(tool_for("C"), Some("gcc"));
-        assert_eq!(tool_for("Erlang"), None);
     }
 
     #[test]

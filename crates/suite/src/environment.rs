@@ -77,6 +77,31 @@ fn version_of(program: &str, args: &[&str], dir: &Path) -> Option<String> {
         .map(|l| l.trim().to_string())
 }
 
+/// Which of the tools `capture` records (its keys) builds and runs servers
+/// written in `language`, as a manifest names it.
+pub fn tool_for_language(language: &str) -> Option<&'static str> {
+    let l = language.to_ascii_lowercase();
+    let word = |w: &str| {
+        l.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|x| x == w)
+    };
+    if l.contains("node") || word("javascript") || word("typescript") {
+        Some("node")
+    } else if word("rust") {
+        Some("rustc")
+    } else if word("go") {
+        Some("go")
+    } else if word("java") || word("kotlin") || word("scala") {
+        Some("java")
+    } else if word("python") {
+        Some("python3")
+    } else if word("c") {
+        Some("gcc")
+    } else {
+        None
+    }
+}
+
 /// Everything known about this machine and project that could move numbers.
 pub fn capture(project_dir: &Path) -> Value {
     let tools: serde_json::Map<String, Value> = [
@@ -121,6 +146,15 @@ pub fn capture(project_dir: &Path) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn languages_map_to_recorded_tools() {
+        assert_eq!(tool_for_language("JavaScript (Node.js)"), Some("node"));
+        assert_eq!(tool_for_language("Java"), Some("java"));
+        assert_eq!(tool_for_language("Go"), Some("go"));
+        assert_eq!(tool_for_language("C"), Some("gcc"));
+        assert_eq!(tool_for_language("Erlang"), None);
+    }
 
     #[test]
     fn describes_this_machine() {

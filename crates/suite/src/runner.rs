@@ -267,12 +267,15 @@ pub fn run_suite(
         .is_none()
         .then(|| crate::environment::capture(&req.project_dir));
     let cpus = resolve(&suite.placement, &allowed_cpus()).map_err(RunError::Placement)?;
-    let _pinned = match &cpus.client {
-        Some(client) => Some(pin_current_thread_scoped(client).map_err(|e| {
-            RunError::Placement(format!("cannot pin the client to {client:?}: {e}"))
-        })?),
-        None => None,
-    };
+    let _pinned = cpus
+        .client
+        .as_deref()
+        .map(|client| {
+            pin_current_thread_scoped(client).map_err(|e| {
+                RunError::Placement(format!("cannot pin the client to {client:?}: {e}"))
+            })
+        })
+        .transpose()?;
     let client_workers = cpus
         .client
         .as_ref()

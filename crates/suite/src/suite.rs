@@ -97,6 +97,15 @@ pub enum SuiteError {
     Invalid { origin: String, message: String },
 }
 
+impl SuiteError {
+    fn invalid(suite: &str, message: String) -> SuiteError {
+        SuiteError::Invalid {
+            origin: format!("suite `{suite}`"),
+            message,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSuite {
@@ -205,10 +214,7 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
 impl Suite {
     /// Parses a suite's TOML text; `name` is how it is shown and stored.
     pub fn parse(name: &str, text: &str) -> Result<Suite, SuiteError> {
-        let invalid = |message: String| SuiteError::Invalid {
-            origin: format!("suite `{name}`"),
-            message,
-        };
+        let invalid = |message: String| SuiteError::invalid(name, message);
         let raw: RawSuite = toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
         let duration =
             |field: &str, v: &Option<String>, default: Duration| -> Result<Duration, SuiteError> {
@@ -346,10 +352,7 @@ impl Suite {
     /// stored text says so too, so that `--resume` and every report read
     /// the number the run actually used (the file's comments are dropped).
     pub fn with_repetitions(self, repetitions: u32) -> Result<Suite, SuiteError> {
-        let invalid = |message: String| SuiteError::Invalid {
-            origin: format!("suite `{}`", self.name),
-            message,
-        };
+        let invalid = |message: String| SuiteError::invalid(&self.name, message);
         let mut table: toml::Table =
             toml::from_str(&self.source).map_err(|e| invalid(e.message().to_string()))?;
         table.insert(
