@@ -24,7 +24,7 @@ fn project(dir: &Path) -> (PathBuf, PathBuf) {
     std::fs::write(
         dir.join("servers/py/server.toml"),
         format!(
-            "name = \"py\"\nlanguage = \"Python\"\nframework = \"http.server\"\ndescription = \"not a contract server\"\n\
+            "name = \"py\"\nlanguage = \"Python\"\nframework = \"http.server\"\ndescription = \"not a contract server\"\nmodel = \"event-loop\"\n\
              run = \"python3 -m http.server --bind $HOST --directory {} $PORT & wait\"\n",
             www.display()
         ),

@@ -446,7 +446,7 @@ mod tests {
             excluded_reason: None,
         };
         let go = "name = \"g\"\nlanguage = \"Go\"\nlanguage_version = \"1.22\"\n\
-                  framework = \"net/http\"\ndescription = \"d\"\nrun = \"x\"\n";
+                  framework = \"net/http\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n";
         let info = server_info(&record(go), &tools);
         assert_eq!(info.toolchain.as_deref(), Some("1.26.8"));
         assert_eq!(info.language_shown(), "Go 1.26.8 (needs 1.22+)");

@@ -14,9 +14,12 @@ pub mod stats;
 pub mod store;
 mod suite;
 mod targets;
+mod toml_error;
 
 pub use cell::READY_WITHIN;
-pub use manifest::{discover, load_manifest, ManifestError, ServerManifest, Variant};
+pub use manifest::{
+    discover, load_manifest, parse_manifest, ManifestError, Model, ServerManifest, Tier, Variant,
+};
 pub use runner::{run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
 pub use server::{
     build, free_port, run_tests, start, BuildError, BuildReport, RunningServer, StartError,

@@ -18,6 +18,14 @@ pub struct ServerManifest {
     pub framework_version: String,
     /// The I/O and threading model, in a sentence or two.
     pub description: String,
+    /// The threading model, from a closed list, so reports can group by it.
+    pub model: Model,
+    /// `default` for a manifest; `tuned` only on a variant.
+    #[serde(default)]
+    pub tier: Tier,
+    /// The framework's home page.
+    #[serde(default)]
+    pub website: String,
     /// Debian packages the build or the run needs.
     #[serde(default)]
     pub packages: Vec<String>,
@@ -51,6 +59,76 @@ pub struct Variant {
     pub args: Vec<String>,
     #[serde(default)]
     pub description: String,
+    /// Set when the variant runs another threading model than the server's.
+    #[serde(default)]
+    pub model: Option<Model>,
+    /// `tuned` when the variant applies documented production tuning.
+    #[serde(default)]
+    pub tier: Tier,
+}
+
+/// How a server spreads connections over threads and processes
+/// (contract/CONTRACT.md, "Manifest"). A closed list: a report groups and
+/// colours by it, so a typo must fail the manifest, not make a new group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    /// An OS thread per connection, blocking I/O.
+    ThreadPerConnection,
+    /// A bounded pool of OS threads takes requests, blocking I/O.
+    ThreadPool,
+    /// One thread running one event loop.
+    EventLoop,
+    /// One event loop per core, each connection owned by one loop.
+    EventLoopsPerCore,
+    /// Async tasks on a work-stealing pool of threads (tokio multi-thread).
+    WorkStealing,
+    /// Runtime-scheduled lightweight threads over a poller (goroutines, GHC).
+    GreenThreads,
+    /// JVM virtual threads, a thread per request on few carriers.
+    VirtualThreads,
+    /// Coroutines suspended on I/O, resumed on a dispatcher's threads.
+    Coroutines,
+    /// Several processes, each with its own loop or threads.
+    Processes,
+}
+
+impl Model {
+    pub const ALL: [Model; 9] = [
+        Model::ThreadPerConnection,
+        Model::ThreadPool,
+        Model::EventLoop,
+        Model::EventLoopsPerCore,
+        Model::WorkStealing,
+        Model::GreenThreads,
+        Model::VirtualThreads,
+        Model::Coroutines,
+        Model::Processes,
+    ];
+
+    /// The name as written in a manifest.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Model::ThreadPerConnection => "thread-per-connection",
+            Model::ThreadPool => "thread-pool",
+            Model::EventLoop => "event-loop",
+            Model::EventLoopsPerCore => "event-loops-per-core",
+            Model::WorkStealing => "work-stealing",
+            Model::GreenThreads => "green-threads",
+            Model::VirtualThreads => "virtual-threads",
+            Model::Coroutines => "coroutines",
+            Model::Processes => "processes",
+        }
+    }
+}
+
+/// Whether settings are the framework's defaults or documented tuning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    #[default]
+    Default,
+    Tuned,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,12 +150,23 @@ pub fn load_manifest(dir: &Path) -> Result<ServerManifest, ManifestError> {
         path: path.clone(),
         source,
     })?;
+    let folder = dir.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    parse_manifest(&path, folder, &text)
+}
+
+/// Checks a manifest's text; `folder` is the name of the folder it is in,
+/// `path` only names it in errors.
+pub fn parse_manifest(
+    path: &Path,
+    folder: &str,
+    text: &str,
+) -> Result<ServerManifest, ManifestError> {
     let invalid = |message: String| ManifestError::Invalid {
-        path: path.clone(),
+        path: path.to_path_buf(),
         message,
     };
-    let m: ServerManifest = toml::from_str(&text).map_err(|e| invalid(e.message().to_string()))?;
-    let folder = dir.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    let m: ServerManifest =
+        toml::from_str(text).map_err(|e| invalid(crate::toml_error::describe(text, &e)))?;
     if m.name != folder {
         return Err(invalid(format!(
             "name `{}` differs from its folder `{folder}`",
@@ -86,6 +175,11 @@ pub fn load_manifest(dir: &Path) -> Result<ServerManifest, ManifestError> {
     }
     if m.run.trim().is_empty() {
         return Err(invalid("`run` is empty".to_string()));
+    }
+    if m.tier != Tier::Default {
+        return Err(invalid(
+            "`tier = \"tuned\"` belongs on a variant; the server itself runs with its framework's defaults".to_string(),
+        ));
     }
     let mut names: Vec<&str> = m.variants.iter().map(|v| v.name.as_str()).collect();
     names.sort_unstable();
@@ -130,7 +224,7 @@ mod tests {
         let ok = write(
             &tmp,
             "demo",
-            "name = \"demo\"\nlanguage = \"Go\"\nframework = \"net/http\"\ndescription = \"d\"\nrun = \"./bin/server\"\n",
+            "name = \"demo\"\nlanguage = \"Go\"\nframework = \"net/http\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"./bin/server\"\n",
         );
         let m = load_manifest(&ok).unwrap();
         assert_eq!(m.name, "demo");
@@ -140,7 +234,7 @@ mod tests {
         let with_variants = write(
             &tmp,
             "vary",
-            "name = \"vary\"\nlanguage = \"C\"\nframework = \"x\"\ndescription = \"d\"\nrun = \"x\"\n\
+            "name = \"vary\"\nlanguage = \"C\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n\
              [[variants]]\nname = \"mimalloc\"\nenv = { LD_PRELOAD = \"libmimalloc.so\" }\n\
              [[variants]]\nname = \"threads-1\"\nargs = [\"--threads\", \"1\"]\n",
         );
@@ -149,18 +243,32 @@ mod tests {
         assert_eq!(m.variants[0].env["LD_PRELOAD"], "libmimalloc.so");
         assert_eq!(m.variants[1].args, ["--threads", "1"]);
 
-        let wrong_name = write(&tmp, "other", "name = \"demo\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nrun = \"x\"\n");
+        let wrong_name = write(&tmp, "other", "name = \"demo\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n");
         assert!(load_manifest(&wrong_name)
             .unwrap_err()
             .to_string()
             .contains("differs from its folder"));
-        let unknown = write(&tmp, "typo", "name = \"typo\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nrun = \"x\"\nbuidl = \"x\"\n");
+        let unknown = write(&tmp, "typo", "name = \"typo\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\nbuidl = \"x\"\n");
         assert!(load_manifest(&unknown)
             .unwrap_err()
             .to_string()
             .contains("buidl"));
-        let no_run = write(&tmp, "norun", "name = \"norun\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nrun = \" \"\n");
+        let no_run = write(&tmp, "norun", "name = \"norun\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \" \"\n");
         assert!(load_manifest(&no_run).is_err());
+
+        let bad_model = write(&tmp, "badmodel", "name = \"badmodel\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loopz\"\nrun = \"x\"\n");
+        assert!(
+            load_manifest(&bad_model)
+                .unwrap_err()
+                .to_string()
+                .contains("thread-per-connection"),
+            "the error lists the models"
+        );
+        let tuned_top = write(&tmp, "tunedtop", "name = \"tunedtop\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\ntier = \"tuned\"\nrun = \"x\"\n");
+        assert!(load_manifest(&tuned_top)
+            .unwrap_err()
+            .to_string()
+            .contains("variant"));
 
         assert!(discover(&tmp).is_err(), "one bad manifest fails discovery");
         std::fs::remove_dir_all(&tmp).unwrap();

@@ -215,7 +215,8 @@ impl Suite {
     /// Parses a suite's TOML text; `name` is how it is shown and stored.
     pub fn parse(name: &str, text: &str) -> Result<Suite, SuiteError> {
         let invalid = |message: String| SuiteError::invalid(name, message);
-        let raw: RawSuite = toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
+        let raw: RawSuite =
+            toml::from_str(text).map_err(|e| invalid(crate::toml_error::describe(text, &e)))?;
         let duration =
             |field: &str, v: &Option<String>, default: Duration| -> Result<Duration, SuiteError> {
                 match v {

@@ -250,7 +250,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("main.c"), "int main;").unwrap();
         let m: ServerManifest = toml::from_str(
-            "name = \"x\"\nlanguage = \"x\"\nframework = \"x\"\ndescription = \"x\"\n\
+            "name = \"x\"\nlanguage = \"x\"\nframework = \"x\"\ndescription = \"x\"\nmodel = \"event-loop\"\n\
              build = \"sleep 0.2; mkdir -p target; echo built > target/out\"\n\
              artefact = \"target/out\"\nrun = \"true\"\n",
         )
@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn finds_missing_tools() {
         let mut m: ServerManifest = toml::from_str(
-            "name = \"x\"\nlanguage = \"x\"\nframework = \"x\"\ndescription = \"x\"\nbuild = \"no-such-compiler-xyz build\"\nrun = \"./bin/server\"\n",
+            "name = \"x\"\nlanguage = \"x\"\nframework = \"x\"\ndescription = \"x\"\nmodel = \"event-loop\"\nbuild = \"no-such-compiler-xyz build\"\nrun = \"./bin/server\"\n",
         )
         .unwrap();
         assert_eq!(missing_tools(&m), vec!["no-such-compiler-xyz"]);

@@ -32,7 +32,7 @@ pub fn fake_server(servers: &Path, name: &str, build: &str, args: &str) {
     std::fs::write(
         dir.join("server.toml"),
         format!(
-            "name = \"{name}\"\nlanguage = \"Rust\"\nframework = \"test\"\ndescription = \"a test server\"\n\
+            "name = \"{name}\"\nlanguage = \"Rust\"\nframework = \"test\"\ndescription = \"a test server\"\nmodel = \"event-loop\"\n\
              build = \"{build}\"\nrun = \"{bin} {args}\"\n"
         ),
     )
