@@ -2,6 +2,9 @@
 
 use serde_json::Value;
 
+/// The smallest cap on a JSON answer's kept body.
+const JSON_BODY_CAP: usize = 64 * 1024;
+
 /// The answer a request must get. Checks run on every response.
 #[derive(Debug, Clone, Default)]
 pub struct Expect {
@@ -39,9 +42,18 @@ impl BodyExpect {
         BodyExpect::Json { value, compact }
     }
 
-    /// Whether the body must be kept to be checked.
-    pub(crate) fn needs_body(&self) -> bool {
-        !matches!(self, BodyExpect::Any)
+    /// How many body bytes the check needs kept: 0 for none. A body longer
+    /// than this cannot match, so it is read through but not kept, whatever
+    /// length a server announces.
+    pub(crate) fn keep_limit(&self) -> usize {
+        match self {
+            BodyExpect::Any => 0,
+            // One byte more than expected is enough to know it is too long.
+            BodyExpect::Exact(want) => want.len() + 1,
+            // JSON may be spelled longer than its compact form (spaces,
+            // `1.50`, escapes); a cap well above that is still bounded.
+            BodyExpect::Json { compact, .. } => (compact.len() * 8).max(JSON_BODY_CAP),
+        }
     }
 
     /// Whether `body` is an acceptable answer.
@@ -114,6 +126,16 @@ fn normalize(v: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn kept_body_is_bounded_by_the_check() {
+        assert_eq!(BodyExpect::Any.keep_limit(), 0);
+        assert_eq!(BodyExpect::Exact(b"OK".to_vec()).keep_limit(), 3);
+        let small = BodyExpect::json(json!({"a": 1}));
+        assert_eq!(small.keep_limit(), JSON_BODY_CAP);
+        let big = BodyExpect::json(json!({"a": "x".repeat(100_000)}));
+        assert!(big.keep_limit() >= 100_000 * 8);
+    }
 
     #[test]
     fn status_classes() {

@@ -13,6 +13,10 @@ use crate::plan::RequestTemplate;
 /// A response head larger than this is treated as malformed rather than
 /// buffered without end.
 const MAX_HEAD: usize = 64 * 1024;
+/// Reads one readiness event may do before the loop gets control back, so a
+/// server that streams without end cannot starve the clock, timeouts, other
+/// connections or a cancel.
+const READS_PER_TURN: usize = 4;
 
 /// One request on the wire, waiting for its answer.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +41,10 @@ pub(crate) trait AnswerSink {
 pub(crate) enum ReadOutcome {
     /// Still usable; nothing more to read for now.
     Open,
+    /// Still usable, and the socket may hold more: the read budget of this
+    /// turn ran out. No new readiness edge will come for it, so the caller
+    /// must call again on a later turn.
+    More,
     /// The server closed its side. Requests still in flight failed early.
     Eof,
     /// The connection is broken; the caller fails what is in flight.
@@ -48,7 +56,8 @@ struct AnswerHead {
     status: u16,
     content_type_ok: bool,
     close: bool,
-    keep_body: bool,
+    /// How much of the body the check needs kept; 0 when it needs none.
+    keep_limit: usize,
 }
 
 #[derive(Debug)]
@@ -72,8 +81,11 @@ pub(crate) struct Conn {
     out_pos: usize,
     /// Input that did not yet make a whole response head.
     pending: Vec<u8>,
-    /// The body so far, kept only when the answer's check needs it.
+    /// The body so far, kept only when the answer's check needs it, and only
+    /// up to what the check can use.
     body: Vec<u8>,
+    /// The body ran past what the check keeps: it cannot match.
+    body_over: bool,
     state: ReadState,
     /// The server announced it closes after the last answer.
     close_after: bool,
@@ -87,6 +99,7 @@ impl Conn {
             out_pos: 0,
             pending: Vec::new(),
             body: Vec::new(),
+            body_over: false,
             state: ReadState::Head,
             close_after: false,
         }
@@ -144,7 +157,8 @@ impl Conn {
     /// than it means the socket is drained, which saves the extra read that
     /// would only return EAGAIN, unless the peer already closed
     /// (`peer_closed`): then no new readiness edge will come, so reading goes
-    /// on until the end of the stream.
+    /// on until the end of the stream. At most [`READS_PER_TURN`] reads: then
+    /// [`ReadOutcome::More`].
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_readable<R: Read, S: AnswerSink>(
         &mut self,
@@ -156,7 +170,12 @@ impl Conn {
         sink: &mut S,
         bytes_read: &mut u64,
     ) -> ReadOutcome {
+        let mut reads = 0;
         loop {
+            if reads == READS_PER_TURN {
+                return ReadOutcome::More;
+            }
+            reads += 1;
             match io.read(scratch) {
                 Ok(0) => return self.on_eof(templates, now, sink),
                 Ok(n) => {
@@ -209,8 +228,23 @@ impl Conn {
         self.out_pos = 0;
         self.pending.clear();
         self.body.clear();
+        self.body_over = false;
         self.state = ReadState::Head;
         self.close_after = false;
+    }
+
+    /// Keeps body bytes up to the check's limit; past it, notes that the
+    /// body cannot match and keeps nothing more.
+    fn keep(body: &mut Vec<u8>, over: &mut bool, limit: usize, data: &[u8]) {
+        if limit == 0 || *over {
+            return;
+        }
+        if body.len() + data.len() > limit {
+            *over = true;
+            body.clear();
+            return;
+        }
+        body.extend_from_slice(data);
     }
 
     fn feed<S: AnswerSink>(
@@ -254,15 +288,14 @@ impl Conn {
             }
             match std::mem::replace(&mut self.state, ReadState::Head) {
                 ReadState::Head => {
-                    let Some(front) = self.inflight.front() else {
-                        // Bytes nobody asked for yet (say, the tail of a body
-                        // longer than its Content-Length): kept, so they fail
-                        // the next request as malformed and are counted.
-                        if buf.len() - pos > MAX_HEAD {
-                            return Err(ErrorKind::Malformed);
-                        }
-                        break;
-                    };
+                    if self.inflight.is_empty() {
+                        // Bytes nobody asked for (a body longer than its
+                        // Content-Length, an answer sent twice, a greeting):
+                        // were they kept, they would be taken for the next
+                        // request's answer.
+                        return Err(ErrorKind::Malformed);
+                    }
+                    let front = self.inflight[0];
                     let template = &templates[front.template as usize];
                     let head = match parse_head(&buf[pos..], template.is_head) {
                         Ok(Some(h)) => h,
@@ -283,9 +316,10 @@ impl Conn {
                                 .is_some_and(|ct| content_type_matches(want, ct)),
                         },
                         close: head.close,
-                        keep_body: template.expect.body.needs_body(),
+                        keep_limit: template.expect.body.keep_limit(),
                     };
                     self.body.clear();
+                    self.body_over = false;
                     let body = match head.framing {
                         Framing::Empty => {
                             self.finish(answer, templates, now, sink);
@@ -302,30 +336,26 @@ impl Conn {
                     let done = match &mut body {
                         BodyState::Length(rest) => {
                             let take = (*rest).min(avail.len() as u64) as usize;
-                            if head.keep_body {
-                                self.body.extend_from_slice(&avail[..take]);
-                            }
+                            Self::keep(
+                                &mut self.body,
+                                &mut self.body_over,
+                                head.keep_limit,
+                                &avail[..take],
+                            );
                             *rest -= take as u64;
                             pos += take;
                             *rest == 0
                         }
                         BodyState::Chunked(dec) => {
-                            let keep = head.keep_body;
-                            let out = &mut self.body;
+                            let (out, over) = (&mut self.body, &mut self.body_over);
                             let used = dec
-                                .decode(avail, |d| {
-                                    if keep {
-                                        out.extend_from_slice(d)
-                                    }
-                                })
+                                .decode(avail, |d| Self::keep(out, over, head.keep_limit, d))
                                 .map_err(|_| ErrorKind::Malformed)?;
                             pos += used;
                             dec.is_done()
                         }
                         BodyState::UntilClose => {
-                            if head.keep_body {
-                                self.body.extend_from_slice(avail);
-                            }
+                            Self::keep(&mut self.body, &mut self.body_over, head.keep_limit, avail);
                             pos = buf.len();
                             false
                         }
@@ -356,7 +386,7 @@ impl Conn {
             Err(ErrorKind::Status)
         } else if !head.content_type_ok {
             Err(ErrorKind::ContentType)
-        } else if head.keep_body && !expect.body.matches(&self.body) {
+        } else if head.keep_limit > 0 && (self.body_over || !expect.body.matches(&self.body)) {
             Err(ErrorKind::Body)
         } else {
             Ok(())
@@ -526,17 +556,108 @@ mod tests {
     }
 
     #[test]
-    fn bytes_beyond_content_length_fail_the_next_request() {
+    fn bytes_nobody_asked_for_are_malformed_at_once() {
         let t = template(BodyExpect::Any);
         let mut c = Conn::new(1);
         c.enqueue(req(), &t.bytes);
+        // The tail of a body longer than its Content-Length.
         let short = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\nOK";
         let (outcome, answers) = run(&mut c, &t, vec![short], false);
-        assert_eq!(outcome, ReadOutcome::Open);
-        assert_eq!(answers.0, vec![Ok(())]);
-        c.enqueue(req(), &t.bytes);
-        let (outcome, _) = run(&mut c, &t, vec![OK], false);
         assert_eq!(outcome, ReadOutcome::Failed(ErrorKind::Malformed));
+        assert_eq!(answers.0, vec![Ok(())]);
+
+        // A whole answer sent twice must not answer the next request.
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let (outcome, answers) = run(&mut c, &t, vec![&[OK, OK].concat()], false);
+        assert_eq!(outcome, ReadOutcome::Failed(ErrorKind::Malformed));
+        assert_eq!(answers.0, vec![Ok(())]);
+
+        // A greeting before any request.
+        let mut c = Conn::new(1);
+        let (outcome, answers) = run(&mut c, &t, vec![OK], false);
+        assert_eq!(outcome, ReadOutcome::Failed(ErrorKind::Malformed));
+        assert!(answers.0.is_empty());
+    }
+
+    /// Reads that never end: `chunk` again and again.
+    struct Endless(&'static [u8], usize);
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.1 += 1;
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_endless_body_yields_to_the_loop_and_keeps_little() {
+        for body in [
+            BodyExpect::Exact(b"OK".to_vec()),
+            BodyExpect::json(serde_json::json!({"a": 1})),
+        ] {
+            let t = template(body);
+            let mut c = Conn::new(1);
+            c.enqueue(req(), &t.bytes);
+            let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000000000000000\r\n\r\n";
+            let mut sink = Answers::default();
+            let mut scratch = [0u8; 256];
+            let mut read = 0;
+            let mut sock = Script {
+                reads: VecDeque::from([head.to_vec()]),
+                eof: false,
+            };
+            assert_eq!(
+                c.on_readable(
+                    &mut sock,
+                    false,
+                    &mut scratch,
+                    std::slice::from_ref(&t),
+                    0,
+                    &mut sink,
+                    &mut read
+                ),
+                ReadOutcome::Open
+            );
+            let mut endless = Endless(&[b'x'; 256], 0);
+            for turn in 1..=2000 {
+                let outcome = c.on_readable(
+                    &mut endless,
+                    false,
+                    &mut scratch,
+                    std::slice::from_ref(&t),
+                    0,
+                    &mut sink,
+                    &mut read,
+                );
+                assert_eq!(outcome, ReadOutcome::More);
+                assert_eq!(endless.1, turn * READS_PER_TURN, "bounded reads per turn");
+            }
+            assert!(
+                c.body.capacity() <= 64 * 1024,
+                "kept {} bytes",
+                c.body.capacity()
+            );
+            assert!(sink.0.is_empty(), "still in flight; the timeout ends it");
+        }
+    }
+
+    #[test]
+    fn a_body_longer_than_the_exact_one_is_a_body_error() {
+        let t = template(BodyExpect::Exact(b"OK".to_vec()));
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let long = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nOKOKO";
+        let (_, answers) = run(&mut c, &t, long.chunks(3).collect(), false);
+        assert_eq!(answers.0, vec![Err(ErrorKind::Body)]);
+        // A long prefix of the right body is still wrong, chunked too.
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let chunked = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n1\r\nK\r\n0\r\n\r\n";
+        let (_, answers) = run(&mut c, &t, vec![chunked], false);
+        assert_eq!(answers.0, vec![Err(ErrorKind::Body)]);
     }
 
     #[test]

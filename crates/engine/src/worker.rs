@@ -109,6 +109,10 @@ struct Worker<'a> {
     idle: Vec<usize>,
     /// Slots waiting to reconnect, with the time they may.
     retry: Vec<(u64, usize)>,
+    /// Slots whose read budget ran out with data possibly left, and whether
+    /// their peer had closed: read again next turn, since edge-triggered
+    /// readiness will not report them again.
+    unread: Vec<(usize, bool)>,
     warmup_end: u64,
     measure_end: Option<u64>,
     measure_start: u64,
@@ -170,6 +174,7 @@ impl<'a> Worker<'a> {
             next_template: setup.first_template % plan.requests.len(),
             idle: Vec::new(),
             retry: Vec::new(),
+            unread: Vec::new(),
             warmup_end,
             measure_end,
             measure_start: 0,
@@ -228,6 +233,12 @@ impl<'a> Worker<'a> {
             }
             for event in events.iter() {
                 self.on_event(event);
+            }
+            for (i, peer_closed) in std::mem::take(&mut self.unread) {
+                // A slot that failed since has a new socket, read by events.
+                if matches!(self.slots[i].link, Link::Up) {
+                    self.on_read(i, peer_closed);
+                }
             }
             if self.phase == Phase::Drain && self.stats.measured_inflight == 0 {
                 let end = self.stats.last_answer_ns.max(self.measure_start);
@@ -334,6 +345,9 @@ impl<'a> Worker<'a> {
             }
             _ => {}
         }
+        if !self.unread.is_empty() {
+            return Duration::ZERO;
+        }
         until = until.min(self.next_scan).min(self.next_publish);
         if let Some(&(at, _)) = self.retry.iter().min_by_key(|(at, _)| *at) {
             until = until.min(at);
@@ -428,7 +442,14 @@ impl<'a> Worker<'a> {
     }
 
     /// Fails what is in flight on slot `i` and starts over on a new socket.
+    /// With nothing in flight (bytes nobody asked for) the connection itself
+    /// failed: counted as one failed attempt, as a failed connect is.
     fn fail(&mut self, i: usize, kind: ErrorKind, now: u64) {
+        if self.slots[i].conn.in_flight() == 0 && self.phase == Phase::Measure {
+            self.stats.errors.add(kind);
+            self.stats.last_answer_ns = now;
+            self.spend_budget();
+        }
         self.slots[i].conn.fail_all(kind, now, &mut self.stats);
         self.close(i);
         self.open(i, now);
@@ -467,6 +488,10 @@ impl<'a> Worker<'a> {
         self.stats.bytes_read += read;
         match outcome {
             ReadOutcome::Open => self.ready_for_more(i, now),
+            ReadOutcome::More => {
+                self.unread.push((i, peer_closed));
+                self.ready_for_more(i, now);
+            }
             ReadOutcome::Eof if self.slots[i].conn.in_flight() > 0 => {
                 self.fail(i, ErrorKind::ClosedEarly, now)
             }

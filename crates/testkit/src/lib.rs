@@ -47,6 +47,16 @@ pub enum Behavior {
     ResetWhileReading,
     /// Reads the request, then closes cleanly without answering.
     CloseWithoutAnswer,
+    /// Announces `Content-Length: 10^18` and streams body bytes without end.
+    EndlessBody,
+    /// A chunked body whose chunks never end.
+    EndlessChunked,
+    /// A header line that never ends.
+    EndlessHeader,
+    /// Each good answer written twice: the second answers nothing asked.
+    DoubleAnswer,
+    /// A good answer at one byte a second.
+    Trickle,
 }
 
 /// A running test server; it lives until the test process exits.
@@ -203,6 +213,13 @@ fn answer(status: u16, content_type: &str, body: &[u8], close: bool) -> Vec<u8> 
     out
 }
 
+/// Writes `chunk` until the client goes away (the write fails).
+fn stream_forever(w: &mut TcpStream, chunk: &[u8]) -> io::Result<()> {
+    loop {
+        w.write_all(chunk)?;
+    }
+}
+
 fn handle(stream: TcpStream, behavior: Behavior) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let mut w = stream.try_clone()?;
@@ -252,6 +269,28 @@ fn handle(stream: TcpStream, behavior: Behavior) -> io::Result<()> {
                 return Ok(());
             }
             Behavior::CloseWithoutAnswer => return Ok(()),
+            Behavior::EndlessBody => {
+                w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000000000000000\r\n\r\n")?;
+                stream_forever(&mut w, &[b'x'; 64 * 1024])?;
+            }
+            Behavior::EndlessChunked => {
+                w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")?;
+                let mut chunk = b"8000\r\n".to_vec();
+                chunk.extend_from_slice(&[b'x'; 0x8000]);
+                chunk.extend_from_slice(b"\r\n");
+                stream_forever(&mut w, &chunk)?;
+            }
+            Behavior::EndlessHeader => {
+                w.write_all(b"HTTP/1.1 200 OK\r\nX-Endless: ")?;
+                stream_forever(&mut w, &[b'a'; 16 * 1024])?;
+            }
+            Behavior::DoubleAnswer => w.write_all(&[ok(false), ok(false)].concat())?,
+            Behavior::Trickle => {
+                for b in ok(req.close) {
+                    w.write_all(&[b])?;
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
             Behavior::ResetWhileReading => unreachable!("handled above"),
         }
         if req.close {
