@@ -1,0 +1,123 @@
+package netbench.netty;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * netbench reference server on Netty 4.2 with the NIO transport (Netty's portable default;
+ * epoll is an opt-in native transport). One boss event loop accepts connections and hands
+ * each to one of the worker event loops (Netty's default count: twice the available
+ * processors), which owns it from then on: reads, HTTP decoding, the handler and writes all
+ * run on that loop's thread.
+ *
+ * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234).
+ * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
+ * {@code /work}.
+ */
+public final class Server {
+    /** Bodies are small (the contract sends at most 64 KiB); above 1 MiB the aggregator answers 413. */
+    static final int MAX_BODY = 1 << 20;
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel channel;
+
+    private Server(EventLoopGroup boss, EventLoopGroup workers, Channel channel) {
+        this.boss = boss;
+        this.workers = workers;
+        this.channel = channel;
+    }
+
+    /** Binds, starts and returns the server; port 0 picks a free port. */
+    public static Server start(InetSocketAddress address, Handler.Root root) throws InterruptedException {
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory()); // default size
+        Handler handler = new Handler(root);
+        try {
+            Channel channel = new ServerBootstrap()
+                    .group(boss, workers)
+                    .channel(NioServerSocketChannel.class)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(
+                                    new HttpServerCodec(),
+                                    new HttpObjectAggregator(MAX_BODY),
+                                    handler);
+                        }
+                    })
+                    .bind(address)
+                    .sync()
+                    .channel();
+            return new Server(boss, workers, channel);
+        } catch (InterruptedException | RuntimeException e) {
+            boss.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            workers.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    /** The address the server listens on (with the real port when it was started on port 0). */
+    public InetSocketAddress address() {
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Closes the listener, then every connection with their event loops (no quiet period). */
+    public void stop() {
+        channel.close().syncUninterruptibly();
+        boss.shutdownGracefully(0, 5, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    public static void main(String[] args) {
+        Handler.Root root = Handler.Root.NOT_FOUND;
+        if (args.length > 0) {
+            switch (args[0]) {
+                case "0":
+                    root = Handler.Root.BLANK;
+                    break;
+                case "1":
+                    root = Handler.Root.WORK;
+                    break;
+                default:
+                    System.err.println("usage: java -jar server.jar [0|1]  (0: / is /blank, 1: / is /work)");
+                    System.exit(2);
+            }
+        }
+        String host = env("HOST", "127.0.0.1");
+        int port;
+        try {
+            port = Integer.parseInt(env("PORT", "1234"));
+        } catch (NumberFormatException e) {
+            System.err.println("PORT must be an integer: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        Server server;
+        try {
+            server = start(new InetSocketAddress(host, port), root);
+        } catch (Exception e) {
+            System.err.println("cannot listen on " + host + ":" + port + ": " + e);
+            System.exit(1);
+            return;
+        }
+        // SIGTERM runs the shutdown hooks: stop accepting, close connections, let the JVM exit.
+        Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "shutdown"));
+        System.err.println("java-netty listening on " + host + ":" + server.address().getPort());
+    }
+
+    private static String env(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isEmpty() ? fallback : value;
+    }
+}
