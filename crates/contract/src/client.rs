@@ -4,7 +4,9 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use netbench_engine::{parse_head, ChunkedDecoder, Framing};
 
@@ -20,7 +22,18 @@ pub enum ClientError {
     Closed,
     #[error("the answer is not valid HTTP/1.1: {0}")]
     Malformed(String),
+    #[error("no complete answer within {0:?} (raise --timeout if the server is slow but right)")]
+    TimedOut(Duration),
+    #[error(
+        "not sent: an earlier request to this server got no complete answer within the timeout"
+    )]
+    GaveUp,
 }
+
+/// The longest answer head read before the answer counts as malformed.
+const MAX_HEAD: usize = 64 * 1024;
+/// The longest body read; contract answers are a few hundred bytes.
+const MAX_BODY: usize = 8 << 20;
 
 /// A complete answer.
 #[derive(Debug, Clone)]
@@ -47,12 +60,17 @@ impl Response {
     }
 }
 
-/// Where to send requests and how long to wait.
+/// Where to send requests and how long to wait. `timeout` bounds each whole
+/// exchange (connect, write, every read), whatever pace the server keeps.
+/// Once one exchange runs out of time the client (and its clones) sends
+/// nothing more, so a server that trickles cannot stretch a run of checks to
+/// a timeout per request.
 #[derive(Debug, Clone)]
 pub struct Client {
     pub addr: SocketAddr,
     pub host: String,
     pub timeout: Duration,
+    gave_up: Arc<AtomicBool>,
 }
 
 /// One connection, reused for as many requests as the server allows.
@@ -60,23 +78,42 @@ pub struct Connection {
     stream: TcpStream,
     buf: Vec<u8>,
     host: String,
+    timeout: Duration,
+    /// When the exchange under way must be over.
+    deadline: Option<Instant>,
+    gave_up: Arc<AtomicBool>,
 }
 
 impl Client {
+    /// A client for the server at `addr`, named `addr` in the Host header.
+    pub fn new(addr: SocketAddr, timeout: Duration) -> Self {
+        Client {
+            addr,
+            host: addr.to_string(),
+            timeout,
+            gave_up: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Whether an exchange ran out of time, so nothing more is sent.
+    pub fn gave_up(&self) -> bool {
+        self.gave_up.load(Ordering::Relaxed)
+    }
+
     pub fn connect(&self) -> Result<Connection, ClientError> {
+        if self.gave_up() {
+            return Err(ClientError::GaveUp);
+        }
         let stream =
             TcpStream::connect_timeout(&self.addr, self.timeout).map_err(ClientError::Connect)?;
-        stream
-            .set_read_timeout(Some(self.timeout))
-            .map_err(ClientError::Connect)?;
-        stream
-            .set_write_timeout(Some(self.timeout))
-            .map_err(ClientError::Connect)?;
         stream.set_nodelay(true).map_err(ClientError::Connect)?;
         Ok(Connection {
             stream,
             buf: Vec::new(),
             host: self.host.clone(),
+            timeout: self.timeout,
+            deadline: None,
+            gave_up: self.gave_up.clone(),
         })
     }
 
@@ -158,24 +195,80 @@ impl Connection {
         Ok(())
     }
 
+    /// Writes `bytes`; the exchange's deadline starts with its first write.
     pub fn send(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
-        self.stream.write_all(bytes).map_err(ClientError::Write)?;
-        self.stream.flush().map_err(ClientError::Write)
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let left = self.time_left()?;
+            self.stream
+                .set_write_timeout(Some(left))
+                .map_err(ClientError::Write)?;
+            match self.stream.write(rest) {
+                Ok(0) => return Err(ClientError::Write(io::ErrorKind::WriteZero.into())),
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) => return Err(self.give_up()),
+                Err(e) => return Err(ClientError::Write(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Time left in the exchange under way (starting one if none is).
+    fn time_left(&mut self) -> Result<Duration, ClientError> {
+        let timeout = self.timeout;
+        let deadline = *self
+            .deadline
+            .get_or_insert_with(|| Instant::now() + timeout);
+        match deadline.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => Ok(left),
+            _ => Err(self.give_up()),
+        }
+    }
+
+    fn give_up(&mut self) -> ClientError {
+        self.gave_up.store(true, Ordering::Relaxed);
+        ClientError::TimedOut(self.timeout)
     }
 
     fn fill(&mut self) -> Result<usize, ClientError> {
         let mut chunk = [0u8; 16 * 1024];
-        let n = self.stream.read(&mut chunk).map_err(ClientError::Read)?;
-        self.buf.extend_from_slice(&chunk[..n]);
-        Ok(n)
+        loop {
+            let left = self.time_left()?;
+            self.stream
+                .set_read_timeout(Some(left))
+                .map_err(ClientError::Read)?;
+            match self.stream.read(&mut chunk) {
+                Ok(n) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) => return Err(self.give_up()),
+                Err(e) => return Err(ClientError::Read(e)),
+            }
+        }
     }
 
-    /// Reads one complete answer (skipping interim 1xx answers).
+    /// Reads one complete answer (skipping interim 1xx answers), within
+    /// the client's timeout counted from the request's first write.
     pub fn read_response(&mut self, head_request: bool) -> Result<Response, ClientError> {
+        let answer = self.read_answer(head_request);
+        self.deadline = None;
+        answer
+    }
+
+    fn read_answer(&mut self, head_request: bool) -> Result<Response, ClientError> {
         loop {
             let parsed = parse_head(&self.buf, head_request)
                 .map_err(|e| ClientError::Malformed(e.to_string()))?;
             let Some(head) = parsed else {
+                if self.buf.len() > MAX_HEAD {
+                    return Err(ClientError::Malformed(format!(
+                        "the head is longer than {} KiB",
+                        MAX_HEAD / 1024
+                    )));
+                }
                 if self.fill()? == 0 {
                     return Err(ClientError::Closed);
                 }
@@ -203,7 +296,9 @@ impl Connection {
             Framing::Empty => Ok(Vec::new()),
             Framing::ContentLength(n) => {
                 let n = usize::try_from(n)
-                    .map_err(|_| ClientError::Malformed("huge Content-Length".into()))?;
+                    .ok()
+                    .filter(|&n| n <= MAX_BODY)
+                    .ok_or_else(|| too_long(format!("Content-Length {n}")))?;
                 while self.buf.len() < n {
                     if self.fill()? == 0 {
                         return Err(ClientError::Closed);
@@ -219,6 +314,9 @@ impl Connection {
                         .decode(&self.buf, |d| body.extend_from_slice(d))
                         .map_err(|e| ClientError::Malformed(e.to_string()))?;
                     self.buf.drain(..used);
+                    if body.len() > MAX_BODY {
+                        return Err(too_long("a chunked body".into()));
+                    }
                     if dec.is_done() {
                         return Ok(body);
                     }
@@ -228,11 +326,29 @@ impl Connection {
                 }
             }
             Framing::UntilClose => {
-                while self.fill()? > 0 {}
+                while self.fill()? > 0 {
+                    if self.buf.len() > MAX_BODY {
+                        return Err(too_long("a body ended by close".into()));
+                    }
+                }
                 Ok(std::mem::take(&mut self.buf))
             }
         }
     }
+}
+
+fn too_long(what: String) -> ClientError {
+    ClientError::Malformed(format!(
+        "{what} is longer than the {} MiB a contract answer may have",
+        MAX_BODY >> 20
+    ))
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 fn all_headers(head: &[u8]) -> Vec<(String, String)> {

@@ -7,11 +7,7 @@ use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, VerifyReport
 use netbench_testkit::{serve_contract, Flaw, TestServer};
 
 fn run(server: &TestServer) -> VerifyReport {
-    let client = Client {
-        addr: server.addr,
-        host: server.addr.to_string(),
-        timeout: Duration::from_secs(5),
-    };
+    let client = Client::new(server.addr, Duration::from_secs(5));
     let mut opts = VerifyOptions::new(client, 0x5eed);
     opts.documents = 20;
     verify(&opts)
@@ -93,4 +89,39 @@ fn nothing_listening_fails_every_check_without_panicking() {
     let report = run(&TestServer { addr });
     assert!(report.checks.iter().all(|c| c.status == CheckStatus::Fail));
     failed_with(&report, "blank", "could not connect");
+}
+
+/// `verify` with a short timeout against a server that misbehaves in time
+/// or size: how long it took and what it said.
+fn verify_hostile(behavior: netbench_testkit::Behavior) -> (Duration, VerifyReport) {
+    let server = netbench_testkit::serve(behavior);
+    let client = Client::new(server.addr, Duration::from_secs(2));
+    let opts = VerifyOptions::new(client, 0x5eed);
+    let started = std::time::Instant::now();
+    let report = verify(&opts);
+    (started.elapsed(), report)
+}
+
+#[test]
+fn a_server_trickling_a_byte_a_second_ends_verify_within_its_timeout() {
+    let (took, report) = verify_hostile(netbench_testkit::Behavior::Trickle);
+    // One exchange runs out of its 2 s; every later check is not sent. Before
+    // the deadline was per exchange, each read reset the clock: 25 s and more.
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    failed_with(&report, "blank", "within 2s");
+    failed_with(&report, "keep-alive", "not sent");
+}
+
+#[test]
+fn endless_heads_and_bodies_fail_as_malformed_with_bounded_memory() {
+    use netbench_testkit::Behavior;
+    for (behavior, reason) in [
+        (Behavior::EndlessHeader, "head is longer than 64 KiB"),
+        (Behavior::EndlessBody, "Content-Length 1000000000000000000"),
+        (Behavior::EndlessChunked, "chunked body is longer than"),
+    ] {
+        let (took, report) = verify_hostile(behavior);
+        assert!(took < Duration::from_secs(30), "{behavior:?}: {took:?}");
+        failed_with(&report, "blank", reason);
+    }
 }

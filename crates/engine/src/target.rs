@@ -36,6 +36,8 @@ pub enum TargetError {
     Ipv6(String),
     #[error("credentials in URLs are not supported; send an Authorization header with -H instead")]
     UserInfo,
+    #[error("the path `{0}` has a space, a control character or a non-ASCII byte; percent-encode it (a space is %20, é is %C3%A9)")]
+    Path(String),
     #[error("could not resolve host `{host}`: {reason}; check the name or use an IP address")]
     Resolve { host: String, reason: String },
 }
@@ -60,6 +62,14 @@ pub fn parse_url(input: &str) -> Result<Url, TargetError> {
         p if p.starts_with('?') => format!("/{p}"),
         p => p.to_string(),
     };
+    // The path goes into the request line as it is: a space or CR/LF there
+    // would end the line early and let the rest inject headers.
+    if path
+        .bytes()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b >= 0x80)
+    {
+        return Err(TargetError::Path(path.escape_debug().to_string()));
+    }
     if authority.contains('@') {
         return Err(TargetError::UserInfo);
     }
@@ -198,6 +208,15 @@ mod tests {
             Err(TargetError::Port(_))
         ));
         assert_eq!(parse_url("http://u:p@h/"), Err(TargetError::UserInfo));
+        for bad in [
+            "http://h/a b",
+            "http://h/x\r\nX-Injected: 1",
+            "http://h/?q=\t",
+            "http://h/caf\u{e9}",
+        ] {
+            assert!(matches!(parse_url(bad), Err(TargetError::Path(_))), "{bad}");
+        }
+        assert!(parse_url("http://h/a%20b?x=1").is_ok());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::durations::parse_duration;
+use crate::durations::{parse_duration, positive_duration};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -244,7 +244,7 @@ pub(crate) struct VerifyArgs {
     pub documents: u64,
 
     /// How long to wait for each answer.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    #[arg(long, value_parser = positive_duration, default_value = "5s")]
     pub timeout: Duration,
 
     /// Print the result as JSON.
@@ -318,7 +318,7 @@ pub(crate) struct LoadArgs {
     pub warmup: Duration,
 
     /// A request (or connect) not done within this time fails as a timeout.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    #[arg(long, value_parser = positive_duration, default_value = "5s")]
     pub timeout: Duration,
 
     /// Open a new connection for every request (sends Connection: close);
@@ -359,7 +359,7 @@ pub(crate) struct LoadArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub work: Option<u64>,
 
-    /// Dates per generated work document.
+    /// Dates per generated work document (documents × dates: at most 2,000,000).
     #[arg(long, default_value_t = 10, requires = "work", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub work_dates: u64,
 

@@ -1,12 +1,21 @@
 //! Parsing human durations such as `10s`, `250ms`, `1.5m`: the suite
 //! crate's parser, so the command line and suite files agree.
 
+use std::time::Duration;
+
 pub(crate) use netbench_suite::parse_duration;
+
+/// A duration that must be above zero (timeouts: zero would fail everything).
+pub(crate) fn positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("must be above zero".to_string()),
+        d => Ok(d),
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn units() {
@@ -26,5 +35,7 @@ mod tests {
             .unwrap_err()
             .contains("unknown unit"));
         assert!(parse_duration("-1s").is_err());
+        assert!(positive_duration("0s").is_err());
+        assert_eq!(positive_duration("1ms"), Ok(Duration::from_millis(1)));
     }
 }

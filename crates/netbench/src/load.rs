@@ -112,6 +112,10 @@ fn parse_header(h: &str) -> Result<(String, String)> {
 }
 
 /// Stage two: everything the engine needs, checked and resolved, or an error
+/// The most dates one `--work` set may hold in all: about 60 MB of request
+/// bodies and expected answers, generated before the run starts.
+const MAX_WORK_DATES: u64 = 2_000_000;
+
 /// that says what to change.
 pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
     let url = parse_url(&args.url)?;
@@ -141,8 +145,15 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
     if pipeline > 1 && args.rate.is_some() {
         bail!("--pipeline works with the closed loop only; drop --rate or --pipeline");
     }
-    if args.timeout.is_zero() {
-        bail!("--timeout must be above zero");
+    if let Some(n) = args.work {
+        let dates = n.saturating_mul(args.work_dates);
+        if dates > MAX_WORK_DATES {
+            bail!(
+                "--work {n} × --work-dates {} makes {dates} dates to generate and keep in memory; \
+                 keep the product at most {MAX_WORK_DATES} (fewer documents or fewer dates each)",
+                args.work_dates
+            );
+        }
     }
     if !(0.0..=1.0).contains(&args.max_error_rate) {
         bail!("--max-error-rate must be between 0 and 1 (0.01 means 1%)");

@@ -20,11 +20,8 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
         bail!("the URL has a query string; give the server's base URL, as http://host:port/");
     }
     let addr = url.resolve()?;
-    let client = Client {
-        addr,
-        host: url.host_header(),
-        timeout: args.timeout,
-    };
+    let mut client = Client::new(addr, args.timeout);
+    client.host = url.host_header();
     let mut opts = VerifyOptions::new(client, args.seed.unwrap_or_else(fresh_seed));
     opts.prefix = url.path.trim_end_matches('/').to_string();
     opts.documents = args.documents as usize;

@@ -290,3 +290,47 @@ fn the_work_test_under_load_catches_a_caching_server() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn hostile_input_is_refused_with_exit_2_and_a_way_out() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["verify", "--timeout", "0s", "http://127.0.0.1:9/"],
+            "above zero",
+        ),
+        (
+            &["load", "--timeout", "0s", "http://127.0.0.1:9/"],
+            "above zero",
+        ),
+        (
+            &[
+                "load",
+                "--work",
+                "1000000",
+                "--work-dates",
+                "10000",
+                "http://127.0.0.1:9/work",
+            ],
+            "at most 2000000",
+        ),
+        (&["load", "http://127.0.0.1:9/a b"], "percent-encode"),
+        (
+            &["verify", "http://127.0.0.1:9/x\r\nX-Evil: 1"],
+            "percent-encode",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = netbench(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}

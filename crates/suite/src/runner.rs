@@ -213,11 +213,7 @@ fn prepare(
         Err(e) => return Err(Box::new((record, e.to_string()))),
     };
     record.ready_s = Some(ready.as_secs_f64());
-    let client = Client {
-        addr,
-        host: addr.to_string(),
-        timeout: Duration::from_secs(5),
-    };
+    let client = Client::new(addr, Duration::from_secs(5));
     let report = verify(&VerifyOptions::new(client, seed_now()));
     server.stop(Duration::from_secs(5));
     record.verify_json = serde_json::to_string(&report).ok();

@@ -18,6 +18,8 @@ use crate::placement::cpu_set;
 
 /// How much of a failing build's or server's output a message shows.
 const TAIL: usize = 2000;
+/// The longest one readiness poll waits for its answer.
+const POLL_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone)]
 pub struct BuildReport {
@@ -248,12 +250,14 @@ impl RunningServer {
     /// took. No fixed sleeps: a short pause between failed attempts only.
     pub fn wait_ready(&mut self, deadline: Duration) -> Result<Duration, StartError> {
         let started = Instant::now();
-        let client = Client {
-            addr: self.addr,
-            host: self.addr.to_string(),
-            timeout: Duration::from_secs(2),
-        };
         loop {
+            // A fresh client each poll: one slow answer must not end the
+            // polling, and no poll may outlast the deadline.
+            let left = deadline.saturating_sub(started.elapsed());
+            let client = Client::new(
+                self.addr,
+                left.clamp(Duration::from_millis(1), POLL_TIMEOUT),
+            );
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(StartError::Exited {
                     name: self.name.clone(),

@@ -17,11 +17,7 @@ fn servers_dir() -> PathBuf {
 }
 
 fn client(addr: SocketAddr) -> Client {
-    Client {
-        addr,
-        host: addr.to_string(),
-        timeout: Duration::from_secs(5),
-    }
+    Client::new(addr, Duration::from_secs(5))
 }
 
 /// Everything wrong with one server, or nothing.
