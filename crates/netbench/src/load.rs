@@ -2,7 +2,6 @@
 //! plan), then run the engine and hand the result to a reporter.
 
 use std::io::Write;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -32,7 +31,7 @@ pub(crate) struct Resolved {
 pub(crate) fn run(args: LoadArgs) -> Result<u8> {
     let resolved = resolve(&args)?;
     let control = RunControl::new(&resolved.plan);
-    install_signal_handlers(&control)?;
+    crate::signals::stop_on_signals(&control.cancel)?;
     let progress = (!args.quiet).then(|| ProgressLine::start(control.progress.clone()));
     let result = netbench_engine::run(&resolved.plan, &control);
     if let Some(p) = progress {
@@ -68,19 +67,6 @@ pub(crate) fn run(args: LoadArgs) -> Result<u8> {
         return Ok(exit::TOO_MANY_ERRORS);
     }
     Ok(exit::OK)
-}
-
-/// The first Ctrl-C or SIGTERM ends the run early with a result; a second
-/// Ctrl-C exits at once.
-fn install_signal_handlers(control: &RunControl) -> Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::flag;
-    let cancel = Arc::clone(&control.cancel);
-    flag::register_conditional_shutdown(SIGINT, i32::from(exit::INTERRUPTED), Arc::clone(&cancel))
-        .context("installing the Ctrl-C handler")?;
-    flag::register(SIGINT, Arc::clone(&cancel)).context("installing the Ctrl-C handler")?;
-    flag::register(SIGTERM, cancel).context("installing the SIGTERM handler")?;
-    Ok(())
 }
 
 fn parse_status(s: &str) -> Result<StatusExpect> {

@@ -10,6 +10,7 @@ mod report;
 mod run;
 mod run_progress;
 mod seed;
+mod signals;
 mod verify;
 
 use std::process::ExitCode;

@@ -20,18 +20,6 @@ pub(crate) fn open(args: &StoreArgs) -> Result<Store> {
         .with_context(|| format!("opening the results store {}", args.db.display()))
 }
 
-/// First Ctrl-C or SIGTERM: stop cleanly. Second Ctrl-C: exit now (the
-/// servers' guards still stop every server).
-fn install_cancel() -> Result<Arc<AtomicBool>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::flag;
-    let cancel = Arc::new(AtomicBool::new(false));
-    flag::register_conditional_shutdown(SIGINT, i32::from(exit::INTERRUPTED), Arc::clone(&cancel))?;
-    flag::register(SIGINT, Arc::clone(&cancel))?;
-    flag::register(SIGTERM, Arc::clone(&cancel))?;
-    Ok(cancel)
-}
-
 pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let mut store = open(&args.store)?;
     let suite = match args.resume {
@@ -66,6 +54,8 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         .parent()
         .map(|p| p.to_path_buf())
         .unwrap_or_default();
+    let cancel = Arc::new(AtomicBool::new(false));
+    crate::signals::stop_on_signals(&cancel)?;
     let request = RunRequest {
         suite,
         servers_dir: args.servers.clone(),
@@ -73,7 +63,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         build_cache: cache_dir.join("build-cache.json"),
         command: std::env::args().collect::<Vec<_>>().join(" "),
         resume: args.resume,
-        cancel: install_cancel()?,
+        cancel,
         ready_within: netbench_suite::READY_WITHIN,
     };
     let mut progress = ConsoleProgress::new();

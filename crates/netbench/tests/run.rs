@@ -1,6 +1,7 @@
 //! `netbench run`, `runs`, `show`, `report` and `compare` as a user runs them, and the promise
 //! that no server outlives netbench, even when netbench is killed.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -239,12 +240,94 @@ fn no_server_outlives_a_killed_netbench() {
         "server processes outlived netbench: {:?}",
         processes_with(&marker)
     );
-    // A killed netbench cannot remove its server's log; this test does.
-    let prefix = format!("netbench-py-{pid}-");
+    remove_logs_of(pid);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A killed netbench cannot remove its servers' logs; the test does.
+fn remove_logs_of(pid: u32) {
+    let prefix = format!("netbench-{pid}-");
     for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
         if e.file_name().to_string_lossy().starts_with(&prefix) {
-            let _ = std::fs::remove_file(e.path());
+            let _ = std::fs::remove_dir_all(e.path());
         }
     }
+}
+
+#[test]
+fn no_server_outlives_a_killed_process_group() {
+    // `kill -9 -PGID` (or a terminal that closes) reaches netbench's whole
+    // group at once: the guard must not be in it.
+    let dir = scratch("killpg");
+    let (suite, www) = project(&dir);
+    let marker = www.to_string_lossy().into_owned();
+    let mut child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || !processes_with(&marker)
+            .is_empty()),
+        "the server never started"
+    );
+    let pid = child.id();
+    // SAFETY: signalling the process group this test created.
+    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    child.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || processes_with(&marker)
+            .is_empty()),
+        "server processes outlived netbench's group: {:?}",
+        processes_with(&marker)
+    );
+    remove_logs_of(pid);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sighup_stops_a_run_cleanly_and_it_can_be_resumed() {
+    let dir = scratch("hup");
+    let (suite, www) = project(&dir);
+    let marker = www.to_string_lossy().into_owned();
+    let child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || !processes_with(&marker)
+            .is_empty()),
+        "the server never started"
+    );
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the server was not stopped"
+    );
+    let runs = netbench(&dir)
+        .args(["runs", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert!(listed.contains("interrupted"), "{listed}");
+    // Resumed, it finishes (its one server is then left out for failing verify).
+    let resumed = netbench(&dir)
+        .args(["run", "--resume", "1", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&resumed.stdout);
+    assert!(said.contains("run 1 · suite one · complete"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,6 +5,7 @@
 
 mod cell;
 pub mod environment;
+mod logs;
 mod manifest;
 pub mod placement;
 mod runner;

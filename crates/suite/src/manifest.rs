@@ -2,8 +2,39 @@
 //! (contract/CONTRACT.md, "Manifest").
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+
+/// How long a build or test step may take when its manifest does not say:
+/// long enough for a cold Maven or cargo build on two cores, short enough
+/// that a hung step does not stall a run for good.
+pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+
+fn duration_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    match crate::suite::parse_duration(&text) {
+        Ok(t) if !t.is_zero() => Ok(Some(t)),
+        Ok(_) => Err(serde::de::Error::custom(
+            "a step timeout must be above zero",
+        )),
+        Err(e) => Err(serde::de::Error::custom(format!(
+            "`{text}` is not a duration: {e}"
+        ))),
+    }
+}
+
+impl ServerManifest {
+    pub fn build_timeout(&self) -> Duration {
+        self.build_timeout.unwrap_or(DEFAULT_STEP_TIMEOUT)
+    }
+
+    pub fn test_timeout(&self) -> Duration {
+        self.test_timeout.unwrap_or(DEFAULT_STEP_TIMEOUT)
+    }
+}
 
 /// One server's manifest, as written in its folder.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -42,6 +73,12 @@ pub struct ServerManifest {
     /// What the build produces (a path in the server's folder), for its size.
     #[serde(default)]
     pub artefact: String,
+    /// The longest the build may take (a duration such as `"20m"`).
+    #[serde(default, deserialize_with = "duration_opt")]
+    pub build_timeout: Option<Duration>,
+    /// The longest the server's own tests may take.
+    #[serde(default, deserialize_with = "duration_opt")]
+    pub test_timeout: Option<Duration>,
     /// Other ways to run the same server (another allocator, thread count or
     /// I/O model), each a named set of environment variables and arguments.
     #[serde(default)]
@@ -181,6 +218,14 @@ pub fn parse_manifest(
             "`tier = \"tuned\"` belongs on a variant; the server itself runs with its framework's defaults".to_string(),
         ));
     }
+    for v in &m.variants {
+        if let Some(key) = v.env.keys().find(|k| matches!(k.as_str(), "HOST" | "PORT")) {
+            return Err(invalid(format!(
+                "variant `{}` sets {key}; the runner alone chooses where a server listens (loopback, a free port)",
+                v.name
+            )));
+        }
+    }
     let mut names: Vec<&str> = m.variants.iter().map(|v| v.name.as_str()).collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| n.is_empty()) {
@@ -269,6 +314,19 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("variant"));
+
+        let binds = write(&tmp, "binds", "name = \"binds\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n[[variants]]\nname = \"open\"\nenv = { HOST = \"0.0.0.0\" }\n");
+        assert!(load_manifest(&binds)
+            .unwrap_err()
+            .to_string()
+            .contains("sets HOST"));
+        let slow = write(&tmp, "slow", "name = \"slow\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\nbuild_timeout = \"90s\"\n");
+        let m = load_manifest(&slow).unwrap();
+        assert_eq!(m.build_timeout(), Duration::from_secs(90));
+        assert_eq!(m.test_timeout(), DEFAULT_STEP_TIMEOUT);
+        let zero = write(&tmp, "zero", "name = \"zero\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\ntest_timeout = \"0s\"\n");
+        let e = load_manifest(&zero).unwrap_err().to_string();
+        assert!(e.contains("above zero") && e.contains("line 7"), "{e}");
 
         assert!(discover(&tmp).is_err(), "one bad manifest fails discovery");
         std::fs::remove_dir_all(&tmp).unwrap();

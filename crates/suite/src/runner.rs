@@ -178,7 +178,7 @@ fn prepare(
         )));
     }
     obs.event(Event::Building { server: &label });
-    match build_cached(&t.dir, &t.manifest, &req.build_cache) {
+    match build_cached(&t.dir, &t.manifest, &req.build_cache, &req.cancel) {
         Ok(b) => {
             obs.event(Event::Built {
                 server: &label,
@@ -324,7 +324,13 @@ pub fn run_suite(
         if cancelled() {
             return finish(store, RunStatus::Interrupted, obs);
         }
-        match prepare(req, t, &cpus, obs) {
+        let prepared = prepare(req, t, &cpus, obs);
+        // A cancel during a build or verify leaves that server unjudged:
+        // nothing is recorded, and --resume prepares it again.
+        if cancelled() {
+            return finish(store, RunStatus::Interrupted, obs);
+        }
+        match prepared {
             Ok(record) => {
                 store.record_server(run, &record)?;
                 ready.push(t);

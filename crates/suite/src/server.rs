@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use netbench_contract::Client;
@@ -35,13 +36,25 @@ pub enum BuildError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the {step} of {name} failed ({status}); its last output:\n{tail}")]
+    #[error("the {step} of {name} failed ({status}); its whole output is in {log}, the last of it:\n{tail}")]
     Failed {
         name: String,
         step: &'static str,
         status: String,
+        log: String,
         tail: String,
     },
+    #[error("the {step} of {name} took longer than {after:?} and was stopped; raise `{step_key}_timeout` in its server.toml if it needs longer; its output is in {log}, the last of it:\n{tail}")]
+    TimedOut {
+        name: String,
+        step: &'static str,
+        step_key: &'static str,
+        after: Duration,
+        log: String,
+        tail: String,
+    },
+    #[error("the {step} of {name} was stopped by a cancel")]
+    Cancelled { name: String, step: &'static str },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -66,57 +79,140 @@ pub enum StartError {
     },
 }
 
-fn tail_of(text: &[u8]) -> String {
-    let start = text.len().saturating_sub(TAIL);
-    String::from_utf8_lossy(&text[start..]).into_owned()
+/// The last [`TAIL`] bytes of the file at `path`.
+fn file_tail(path: &Path) -> String {
+    let mut text = Vec::new();
+    if let Ok(mut f) = File::open(path) {
+        let len = f.metadata().map_or(0, |m| m.len());
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL as u64)));
+        let _ = f.read_to_end(&mut text);
+    }
+    String::from_utf8_lossy(&text).into_owned()
 }
 
-/// Runs the manifest's build command in `dir` (nothing when it is empty).
-pub fn build(dir: &Path, m: &ServerManifest) -> Result<BuildReport, BuildError> {
-    run_step(dir, m, "build", &m.build)
+/// Runs the manifest's build command in `dir` (nothing when it is empty),
+/// within its `build_timeout`; setting `cancel` stops it.
+pub fn build(
+    dir: &Path,
+    m: &ServerManifest,
+    cancel: &AtomicBool,
+) -> Result<BuildReport, BuildError> {
+    run_step(dir, m, Step::Build, cancel)
 }
 
-/// Runs the manifest's test command in `dir` (nothing when it is empty).
-pub fn run_tests(dir: &Path, m: &ServerManifest) -> Result<BuildReport, BuildError> {
-    run_step(dir, m, "tests", &m.test)
+/// Runs the manifest's test command in `dir` (nothing when it is empty),
+/// within its `test_timeout`; setting `cancel` stops it.
+pub fn run_tests(
+    dir: &Path,
+    m: &ServerManifest,
+    cancel: &AtomicBool,
+) -> Result<BuildReport, BuildError> {
+    run_step(dir, m, Step::Test, cancel)
+}
+
+#[derive(Clone, Copy)]
+enum Step {
+    Build,
+    Test,
 }
 
 fn run_step(
     dir: &Path,
     m: &ServerManifest,
-    step: &'static str,
-    command: &str,
+    step: Step,
+    cancel: &AtomicBool,
 ) -> Result<BuildReport, BuildError> {
+    let (what, key, command, timeout) = match step {
+        Step::Build => ("build", "build", &m.build, m.build_timeout()),
+        Step::Test => ("tests", "test", &m.test, m.test_timeout()),
+    };
     let started = Instant::now();
     if command.trim().is_empty() {
         return Ok(BuildReport {
             duration: Duration::ZERO,
         });
     }
-    let out = Command::new("sh")
-        .arg("-c")
+    let spawn_err = |source| BuildError::Spawn {
+        name: m.name.clone(),
+        step: what,
+        source,
+    };
+    // Output streams to a file, not to memory: a chatty build of an hour
+    // costs disk, and only its tail is read back.
+    let (log, out) = crate::logs::create(&format!("{}-{key}", m.name)).map_err(spawn_err)?;
+    let err = out.try_clone().map_err(spawn_err)?;
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(command)
         .current_dir(dir)
         .stdin(Stdio::null())
-        .output()
-        .map_err(|source| BuildError::Spawn {
-            name: m.name.clone(),
-            step,
-            source,
-        })?;
-    if !out.status.success() {
-        let mut all = out.stdout;
-        all.extend_from_slice(&out.stderr);
-        return Err(BuildError::Failed {
-            name: m.name.clone(),
-            step,
-            status: out.status.to_string(),
-            tail: tail_of(&all),
+        .stdout(out)
+        .stderr(err);
+    // SAFETY: only async-signal-safe calls between fork and exec. Its own
+    // group lets a timeout or cancel stop every process the step started.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
         });
     }
-    Ok(BuildReport {
-        duration: started.elapsed(),
-    })
+    let mut child = cmd.spawn().map_err(spawn_err)?;
+    let pgid = child.id() as libc::pid_t;
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break Some(status);
+        }
+        let cancelled = cancel.load(Ordering::Relaxed);
+        if cancelled || started.elapsed() > timeout {
+            // SAFETY: signalling the process group this step created.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            if cancelled {
+                return Err(BuildError::Cancelled {
+                    name: m.name.clone(),
+                    step: what,
+                });
+            }
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Whatever the step left running in its group goes with it.
+    // SAFETY: as above; harmless when the group is empty.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let failed = |status: Option<String>| {
+        let (log, tail) = (log.display().to_string(), file_tail(&log));
+        match status {
+            Some(status) => BuildError::Failed {
+                name: m.name.clone(),
+                step: what,
+                status,
+                log,
+                tail,
+            },
+            None => BuildError::TimedOut {
+                name: m.name.clone(),
+                step: what,
+                step_key: key,
+                after: timeout,
+                log,
+                tail,
+            },
+        }
+    };
+    match status {
+        Some(s) if s.success() => {
+            let _ = std::fs::remove_file(&log);
+            Ok(BuildReport {
+                duration: started.elapsed(),
+            })
+        }
+        Some(s) => Err(failed(Some(s.to_string()))),
+        None => Err(failed(None)),
+    }
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the server to take).
@@ -148,6 +244,25 @@ impl StartSpec {
     }
 }
 
+/// The shell text that runs `run` with the arguments after it. `exec` when
+/// the command starts with a program, so the server is the group's leader
+/// and its exit is seen at once; a command that starts with assignments
+/// (`FOO=1 ./server`) keeps the shell as leader, since `exec FOO=1` is not a
+/// command.
+fn shell_line(run: &str) -> String {
+    let first = run.split_whitespace().next().unwrap_or("");
+    let assignment = first.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    if assignment {
+        format!("{run} \"$@\"")
+    } else {
+        format!("exec {run} \"$@\"")
+    }
+}
+
 /// A started server. Dropping it stops the whole process group.
 pub struct RunningServer {
     pub name: String,
@@ -172,22 +287,17 @@ pub fn start(
         source,
     };
     let addr = spec.addr;
-    let log = std::env::temp_dir().join(format!(
-        "netbench-{}-{}-{}.log",
-        m.name,
-        std::process::id(),
-        addr.port()
-    ));
-    let out = File::create(&log).map_err(spawn_err)?;
+    let (log, out) =
+        crate::logs::create(&format!("{}-{}", m.name, addr.port())).map_err(spawn_err)?;
     let err = out.try_clone().map_err(spawn_err)?;
-    let command = if spec.args.is_empty() {
-        m.run.clone()
-    } else {
-        format!("{} {}", m.run, spec.args.join(" "))
-    };
     let mut cmd = Command::new("sh");
+    // The run command as written, arguments passed as arguments: never
+    // pasted into the shell text, so `two words` stays one and `$(cmd)` is
+    // not run.
     cmd.arg("-c")
-        .arg(format!("exec {command}"))
+        .arg(shell_line(&m.run))
+        .arg("netbench-server")
+        .args(&spec.args)
         .current_dir(dir)
         .env("HOST", addr.ip().to_string())
         .env("PORT", addr.port().to_string())
@@ -215,16 +325,26 @@ pub fn start(
         });
     }
     let child = cmd.spawn().map_err(spawn_err)?;
-    let guard = Command::new("sh")
+    let mut guard = Command::new("sh");
+    guard
         .arg("-c")
         .arg("read _; kill -9 -\"$1\" 2>/dev/null")
         .arg("netbench-guard")
         .arg(child.id().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok();
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe. In a session of its own the guard
+    // hears no signal meant for netbench's group or terminal (Ctrl-C, a
+    // closed terminal's SIGHUP, `kill -9 -PGID`), so it outlives netbench
+    // and does its one job.
+    unsafe {
+        guard.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let guard = guard.spawn().ok();
     Ok(RunningServer {
         name: m.name.clone(),
         addr,
@@ -237,13 +357,7 @@ pub fn start(
 impl RunningServer {
     /// The end of what the server wrote to stdout and stderr.
     pub fn log_tail(&self) -> String {
-        let mut text = Vec::new();
-        if let Ok(mut f) = File::open(&self.log) {
-            let len = f.metadata().map_or(0, |m| m.len());
-            let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL as u64)));
-            let _ = f.read_to_end(&mut text);
-        }
-        String::from_utf8_lossy(&text).into_owned()
+        file_tail(&self.log)
     }
 
     /// Polls with a contract request until it succeeds; returns how long that
@@ -311,7 +425,11 @@ impl RunningServer {
         unsafe { libc::kill(-pgid, libc::SIGTERM) };
         let until = Instant::now() + grace;
         while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            // Done when the leader is reaped and nothing else is left in the
+            // group (a shell leader may die before the server it started).
+            // SAFETY: signal 0 only asks whether the group has members.
+            if matches!(self.child.try_wait(), Ok(Some(_))) && unsafe { libc::kill(-pgid, 0) } != 0
+            {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));

@@ -181,6 +181,7 @@ pub fn build_cached(
     dir: &Path,
     m: &ServerManifest,
     cache_file: &Path,
+    cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Built, BuildError> {
     // A cache in an older layout does not parse and is rebuilt from scratch.
     let mut cache: BTreeMap<String, CacheEntry> = std::fs::read_to_string(cache_file)
@@ -205,7 +206,7 @@ pub fn build_cached(
             });
         }
     }
-    let report = build(dir, m)?;
+    let report = build(dir, m, cancel)?;
     cache.insert(
         key,
         CacheEntry {
@@ -256,15 +257,19 @@ mod tests {
         )
         .unwrap();
         let cache = dir.with_extension("cache").join("build-cache.json");
-        let first = build_cached(&dir, &m, &cache).unwrap();
+        let first = build_cached(&dir, &m, &cache, &Default::default()).unwrap();
         assert!(!first.cached && first.seconds >= 0.2, "{first:?}");
         assert_eq!(first.artefact_bytes, Some(6));
-        let again = build_cached(&dir, &m, &cache).unwrap();
+        let again = build_cached(&dir, &m, &cache, &Default::default()).unwrap();
         assert!(again.cached, "{again:?}");
         assert_eq!(again.seconds, first.seconds);
         // A cache in the old layout (fingerprints only) means a fresh build.
         std::fs::write(&cache, "{\"x\": 1}").unwrap();
-        assert!(!build_cached(&dir, &m, &cache).unwrap().cached);
+        assert!(
+            !build_cached(&dir, &m, &cache, &Default::default())
+                .unwrap()
+                .cached
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(cache.parent().unwrap()).unwrap();
     }

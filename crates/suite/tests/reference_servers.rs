@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, WorkGenerator};
@@ -23,10 +24,10 @@ fn client(addr: SocketAddr) -> Client {
 /// Everything wrong with one server, or nothing.
 fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
     let mut problems = Vec::new();
-    if let Err(e) = build(dir, m) {
+    if let Err(e) = build(dir, m, &AtomicBool::new(false)) {
         return vec![e.to_string()];
     }
-    if let Err(e) = run_tests(dir, m) {
+    if let Err(e) = run_tests(dir, m, &AtomicBool::new(false)) {
         problems.push(e.to_string());
     }
     let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();

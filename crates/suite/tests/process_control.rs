@@ -1,0 +1,156 @@
+//! How the runner starts servers and runs build steps: run commands as
+//! written with arguments passed as arguments, build and test steps bounded
+//! in time and memory, cancel honoured. Each server here is a shell script in
+//! a scratch folder.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use netbench_suite::{build, parse_manifest, start, BuildError, ServerManifest, StartSpec};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("netbench-pc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn manifest(dir: &Path, extra: &str) -> ServerManifest {
+    let text = format!(
+        "name = \"s\"\nlanguage = \"sh\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\n{extra}\n"
+    );
+    parse_manifest(&dir.join("server.toml"), "s", &text).unwrap()
+}
+
+fn wait_for(path: &Path) -> String {
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        if let Ok(t) = std::fs::read_to_string(path) {
+            if t.ends_with("end\n") {
+                return t;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never written", path.display());
+}
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .count()
+}
+
+#[test]
+fn run_commands_run_as_written_and_arguments_stay_arguments() {
+    for run in ["MARK=set ./srv.sh", "./srv.sh"] {
+        let dir = scratch(if run.starts_with("MARK") {
+            "assign"
+        } else {
+            "exec"
+        });
+        let script = dir.join("srv.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\n{ echo \"mark=${MARK:-unset}\"; for a in \"$@\"; do echo \"arg=$a\"; done; echo end; } > out.txt\nexec sleep 30\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let m = manifest(&dir, &format!("run = \"{run}\""));
+        let spec = StartSpec {
+            args: vec!["two words".into(), "$(touch pwned)".into()],
+            ..StartSpec::at(([127, 0, 0, 1], 9).into())
+        };
+        let mut server = start(&dir, &m, &spec).unwrap();
+        let out = wait_for(&dir.join("out.txt"));
+        let want_mark = if run.starts_with("MARK") {
+            "set"
+        } else {
+            "unset"
+        };
+        assert_eq!(
+            out,
+            format!("mark={want_mark}\narg=two words\narg=$(touch pwned)\nend\n"),
+            "{run}"
+        );
+        assert!(!dir.join("pwned").exists(), "{run}: an argument was run");
+        server.stop(Duration::from_secs(5));
+        assert!(server.exited().is_some(), "{run}: still running after stop");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_build_that_hangs_is_stopped_at_its_timeout_with_its_children() {
+    let dir = scratch("hang");
+    let marker = format!("31.{}", std::process::id());
+    let m = manifest(
+        &dir,
+        &format!(
+            "run = \"x\"\nbuild = \"sleep {marker} & sleep {marker}\"\nbuild_timeout = \"1s\""
+        ),
+    );
+    let started = Instant::now();
+    let err = build(&dir, &m, &AtomicBool::new(false)).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, BuildError::TimedOut { .. }), "{err}");
+    assert!(err.to_string().contains("build_timeout"), "{err}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        processes_with(&marker),
+        0,
+        "the build's processes outlived it"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_cancel_stops_a_build() {
+    let dir = scratch("cancel");
+    let m = manifest(&dir, "run = \"x\"\nbuild = \"sleep 30\"");
+    let cancel = AtomicBool::new(false);
+    let started = Instant::now();
+    let err = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(300));
+            cancel.store(true, Ordering::Relaxed);
+        });
+        build(&dir, &m, &cancel).unwrap_err()
+    });
+    assert!(matches!(err, BuildError::Cancelled { .. }), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_chatty_failing_build_keeps_its_output_on_disk_and_a_tail_in_the_error() {
+    let dir = scratch("chatty");
+    let m = manifest(
+        &dir,
+        "run = \"x\"\nbuild = \"yes 0123456789 | head -c 5000000; echo LAST-LINE >&2; exit 3\"",
+    );
+    let err = build(&dir, &m, &AtomicBool::new(false)).unwrap_err();
+    let BuildError::Failed {
+        log, tail, status, ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert!(status.contains('3'), "{status}");
+    assert!(tail.len() <= 2000 && tail.contains("LAST-LINE"), "{tail}");
+    let kept = std::fs::metadata(log).unwrap().len();
+    assert_eq!(kept, 5_000_000 + "LAST-LINE\n".len() as u64);
+    let _ = std::fs::remove_dir_all(&dir);
+}
