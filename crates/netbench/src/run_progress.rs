@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use netbench_suite::{Event, Observer};
 
-use netbench_report::thousands;
+use netbench_report::{first_line_safe, thousands};
 
 pub(crate) struct ConsoleProgress {
     /// When the first measurement started: builds and verification before
@@ -76,11 +76,7 @@ impl Observer for ConsoleProgress {
                 }
             }
             Event::Excluded { server, reason } => {
-                writeln!(
-                    err,
-                    "LEFT OUT {server}: {}",
-                    reason.lines().next().unwrap_or("")
-                )
+                writeln!(err, "LEFT OUT {server}: {}", first_line_safe(reason))
             }
             Event::Verified {
                 server,
@@ -118,7 +114,7 @@ impl Observer for ConsoleProgress {
                 let eta = self.eta(index, total);
                 match (result, failure) {
                     (_, Some(f)) => {
-                        writeln!(err, "FAILED: {}{eta}", f.lines().next().unwrap_or(""))
+                        writeln!(err, "FAILED: {}{eta}", first_line_safe(f))
                     }
                     (Some(r), None) => writeln!(
                         err,

@@ -334,3 +334,16 @@ fn hostile_input_is_refused_with_exit_2_and_a_way_out() {
         );
     }
 }
+
+#[test]
+fn server_text_reaches_the_terminal_with_its_escapes_made_visible() {
+    let server = serve(Behavior::Escapes);
+    let out = netbench(&["verify", "--timeout", "2s", &server.url("/")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "raw ESC reached the terminal: {stdout:?}"
+    );
+    assert!(stdout.contains("\\u{1b}[2J"), "{stdout}");
+}

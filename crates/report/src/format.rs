@@ -4,6 +4,27 @@ use std::io::{self, Write};
 
 use netbench_engine::Verdict;
 
+/// The first line of text a server wrote (an exit reason, a build's last
+/// output, a verify reason), safe for a terminal: control characters such as
+/// ESC become visible escapes (`\u{1b}`) instead of moving the cursor or
+/// recolouring the screen.
+pub fn first_line_safe(text: &str) -> String {
+    terminal_safe(text.lines().next().unwrap_or(""))
+}
+
+/// `text` with every control character but tab written as an escape.
+pub fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A latency in the unit that keeps three significant digits readable:
 /// `850ns`, `45.3µs`, `12.1ms`, `1.52s`.
 pub fn format_duration_ns(ns: f64) -> String {
@@ -103,6 +124,17 @@ pub fn thousands(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn server_text_is_made_safe_for_a_terminal() {
+        assert_eq!(
+            terminal_safe("a\tb\u{1b}[2J\u{9b}c\u{7f}"),
+            "a\tb\\u{1b}[2J\\u{9b}c\\u{7f}"
+        );
+        assert_eq!(first_line_safe("exit 1\r\nmore"), "exit 1");
+        assert_eq!(first_line_safe("bell\u{7}"), "bell\\u{7}");
+    }
+
     use super::*;
 
     #[test]

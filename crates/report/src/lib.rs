@@ -22,7 +22,9 @@ mod verify_text;
 pub use compare::{compare, write_compare_text, CompareRow, Comparison, Metric, Verdict};
 pub use csv::write_csv;
 pub use environment::EnvDifference;
-pub use format::{bytes, format_duration_ns, thousands, verdict_line};
+pub use format::{
+    bytes, first_line_safe, format_duration_ns, terminal_safe, thousands, verdict_line,
+};
 pub use html::{write_compare_html, write_html};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::format::{bytes, thousands};
+use crate::format::{bytes, terminal_safe, thousands};
 use crate::model::Report;
 use crate::suite_table::{cell_text, CELL_LEGEND, FLAG_LEGEND};
 
@@ -79,6 +79,34 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
 }
 
 fn row(out: &mut impl Write, cells: &[String]) -> io::Result<()> {
-    let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+    let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
     writeln!(out, "| {} |", cells.join(" | "))
+}
+
+/// A table cell's text, inert in Markdown and in the HTML it is rendered
+/// to: `|` would end the cell, a newline the row, `<` and `&` start markup.
+fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in terminal_safe(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_inert() {
+        assert_eq!(
+            cell("a|b <script>&x\nnext\u{1b}[31m"),
+            "a\\|b &lt;script>&amp;x\\nnext\\u{1b}[31m"
+        );
+    }
 }

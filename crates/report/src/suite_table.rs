@@ -12,7 +12,7 @@ use netbench_suite::store::{MeasurementStatus, RunDetail};
 use netbench_suite::Suite;
 use serde::Serialize;
 
-use crate::format::{format_duration_ns, thousands, write_columns};
+use crate::format::{first_line_safe, format_duration_ns, thousands, write_columns};
 
 /// What a cell of the table shows.
 pub(crate) const CELL_LEGEND: &str =
@@ -247,8 +247,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     if !excluded.is_empty() {
         writeln!(out, "\nleft out:")?;
         for s in excluded {
-            let reason = s.excluded_reason.as_deref().unwrap_or("");
-            let first = reason.lines().next().unwrap_or("");
+            let first = first_line_safe(s.excluded_reason.as_deref().unwrap_or(""));
             writeln!(out, "  {}: {first}", label(&s.server, &s.variant))?;
         }
     }
@@ -260,11 +259,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     if !failures.is_empty() {
         writeln!(out, "\nfailed measurements:")?;
         for ((scenario, conns, col), c) in failures {
-            let first = c
-                .failure
-                .as_deref()
-                .and_then(|f| f.lines().next())
-                .unwrap_or("");
+            let first = first_line_safe(c.failure.as_deref().unwrap_or(""));
             writeln!(out, "  {col} {scenario} c={conns}: {first}")?;
         }
     }

@@ -5,6 +5,8 @@ use std::io::{self, Write};
 use netbench_contract::{CheckStatus, VerifyReport, CONTRACT_VERSION};
 use serde_json::{json, Value};
 
+use crate::format::first_line_safe;
+
 fn label(s: CheckStatus) -> &'static str {
     match s {
         CheckStatus::Pass => "PASS",
@@ -26,7 +28,7 @@ pub fn write_verify_text(out: &mut impl Write, url: &str, r: &VerifyReport) -> i
             "  {}  {:<width$}  {}",
             label(c.status),
             c.name,
-            c.reason
+            first_line_safe(&c.reason)
         )?;
     }
     writeln!(

@@ -57,6 +57,8 @@ pub enum Behavior {
     DoubleAnswer,
     /// A good answer at one byte a second.
     Trickle,
+    /// 200 text/plain with terminal escape sequences in the body.
+    Escapes,
 }
 
 /// A running test server; it lives until the test process exits.
@@ -284,6 +286,12 @@ fn handle(stream: TcpStream, behavior: Behavior) -> io::Result<()> {
                 w.write_all(b"HTTP/1.1 200 OK\r\nX-Endless: ")?;
                 stream_forever(&mut w, &[b'a'; 16 * 1024])?;
             }
+            Behavior::Escapes => w.write_all(&answer(
+                200,
+                "text/plain",
+                b"\x1b]0;pwned\x07\x1b[2J\x1b[31mOK",
+                req.close,
+            ))?,
             Behavior::DoubleAnswer => w.write_all(&[ok(false), ok(false)].concat())?,
             Behavior::Trickle => {
                 for b in ok(req.close) {
