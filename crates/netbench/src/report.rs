@@ -12,21 +12,9 @@ use netbench_report::{
 };
 use netbench_suite::store::Store;
 
-use crate::cli::{CompareArgs, CompareFormat, ReportArgs, ReportFormat, StoreArgs};
+use crate::cli::{CompareArgs, CompareFormat, ReportArgs, ReportFormat};
 use crate::exit;
-use crate::run::{open, run_or_latest};
-
-/// Opens an existing store: a report of a file that is not there is a typo,
-/// not a request for an empty store.
-fn open_existing(args: &StoreArgs) -> Result<Store> {
-    if !args.db.is_file() {
-        bail!(
-            "no results store at {}: run a suite first (`netbench run quick`), or pass --db FILE",
-            args.db.display()
-        );
-    }
-    open(args)
-}
+use crate::run::{open_existing, run_or_latest};
 
 fn load(store: &Store, id: i64) -> Result<Report> {
     let detail = store

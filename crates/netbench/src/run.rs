@@ -20,6 +20,12 @@ pub(crate) fn open(args: &StoreArgs) -> Result<Store> {
         .with_context(|| format!("opening the results store {}", args.db.display()))
 }
 
+/// Opens a store only to read it: a store that is not there is a typo (or
+/// no run yet), never a reason to make one.
+pub(crate) fn open_existing(args: &StoreArgs) -> Result<Store> {
+    Ok(Store::open_existing(&args.db)?)
+}
+
 pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let mut store = open(&args.store)?;
     let suite = match args.resume {
@@ -108,7 +114,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
 }
 
 pub(crate) fn list(args: StoreArgs) -> Result<u8> {
-    let store = open(&args)?;
+    let store = open_existing(&args)?;
     let runs = store.runs()?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -148,7 +154,7 @@ pub(crate) fn run_or_latest(store: &Store, run: Option<i64>, args: &StoreArgs) -
 }
 
 pub(crate) fn show(args: ShowArgs) -> Result<u8> {
-    let store = open(&args.store)?;
+    let store = open_existing(&args.store)?;
     let id = run_or_latest(&store, args.run, &args.store)?;
     let detail = store.run(id)?;
     let stdout = std::io::stdout();

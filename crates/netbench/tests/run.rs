@@ -173,6 +173,18 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
             "run 9",
         ),
         (
+            vec!["runs", "--db", "new/nowhere.sqlite"],
+            "no results store at new/nowhere.sqlite",
+        ),
+        (
+            vec!["show", "--db", "new/nowhere.sqlite"],
+            "no results store at new/nowhere.sqlite",
+        ),
+        (
+            vec!["compare", "1", "2", "--db", "new/nowhere.sqlite"],
+            "no results store at new/nowhere.sqlite",
+        ),
+        (
             vec!["report", "--format", "pdf", "--db", "results/db.sqlite"],
             "invalid value 'pdf'",
         ),
@@ -203,6 +215,10 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
     assert!(!dir.join("nowhere.sqlite").exists());
+    assert!(
+        !dir.join("new").exists(),
+        "a read-only command made a folder"
+    );
     assert!(!dir.join("results.partial").exists());
 
     let missing = netbench(&dir)

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{
-    params, Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior,
+    params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction,
+    TransactionBehavior,
 };
 
 pub use schema::SCHEMA_VERSION;
@@ -47,6 +48,10 @@ pub enum StoreError {
     },
     #[error("the results store {path} has schema version {found}, but this netbench knows versions up to {SCHEMA_VERSION}: it was made by a newer netbench; upgrade or use another --db")]
     NewerSchema { path: PathBuf, found: u32 },
+    #[error("there is no results store at {path}: run a suite first (`netbench run quick`), or pass --db FILE")]
+    Missing { path: PathBuf },
+    #[error("the results store {path} has schema version {found}, older than this netbench's {SCHEMA_VERSION}, and reading does not change a store: `netbench run --resume ID` with any of its runs upgrades it in place, or read it with the netbench that wrote it")]
+    OlderSchema { path: PathBuf, found: u32 },
     #[error("the results store {path} failed while {action}: {source}; if it is locked, another netbench is writing to it (wait, or choose another --db); if it is damaged, move it aside")]
     Query {
         path: PathBuf,
@@ -95,6 +100,34 @@ impl Store {
             source,
         })?;
         Store::prepare(conn, path.to_path_buf())
+    }
+
+    /// Opens an existing store to read it: never creates the file or its
+    /// folder, never migrates, never writes (`runs`, `show`, `report`,
+    /// `compare`).
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        let open_failed = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_failed)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_failed)?;
+        let found = schema::user_version(&conn).map_err(open_failed)?;
+        let path = path.to_path_buf();
+        match found {
+            v if v == SCHEMA_VERSION => Ok(Store { conn, path }),
+            v if v > SCHEMA_VERSION => Err(StoreError::NewerSchema { path, found }),
+            _ => Err(StoreError::OlderSchema { path, found }),
+        }
     }
 
     /// A store that lives and dies with the value; for tests.

@@ -484,3 +484,39 @@ fn enumerations_round_trip_through_their_names() {
     assert_eq!(BuildStatus::Skipped.to_string(), "skipped");
     assert!(MeasurementStatus::column_result(ValueRef::Text(b"meh")).is_err());
 }
+
+#[test]
+fn reading_never_creates_or_migrates_a_store() {
+    let dir = std::env::temp_dir().join(format!("netbench-ro-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let missing = dir.join("sub/none.sqlite");
+    assert!(matches!(
+        Store::open_existing(&missing),
+        Err(StoreError::Missing { .. })
+    ));
+    assert!(!dir.exists(), "the folder was made");
+
+    // A file at an older schema version is left as it is.
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = dir.join("old.sqlite");
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    conn.execute_batch("CREATE TABLE t (x INTEGER); PRAGMA user_version = 0;")
+        .unwrap();
+    drop(conn);
+    let before = std::fs::read(&old).unwrap();
+    let Err(err) = Store::open_existing(&old) else {
+        panic!("an old store opened for reading");
+    };
+    assert!(
+        matches!(err, StoreError::OlderSchema { found: 0, .. }),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&old).unwrap(), before);
+
+    // A current one opens and reads.
+    let current = dir.join("current.sqlite");
+    drop(Store::open(&current).unwrap());
+    let store = Store::open_existing(&current).unwrap();
+    assert!(store.runs().unwrap().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
