@@ -162,6 +162,19 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
     assert_eq!(compare.status.code(), Some(0));
     assert!(text.contains("Mann–Whitney U"), "{text}");
 
+    let suite = std::fs::read_to_string(dir.join("one.toml")).unwrap();
+    for (file, cpus) in [
+        (
+            "huge-cpus.toml",
+            "server_cpus = \"0-18446744073709551615\"\nclient_cpus = \"1\"\n",
+        ),
+        (
+            "absent-cpus.toml",
+            "server_cpus = \"1000\"\nclient_cpus = \"1001\"\n",
+        ),
+    ] {
+        std::fs::write(dir.join(file), format!("{suite}\n[placement]\n{cpus}")).unwrap();
+    }
     for (args, says) in [
         (vec!["report", "7", "--db", "results/db.sqlite"], "run 7"),
         (
@@ -172,6 +185,11 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
             vec!["compare", "1", "9", "--db", "results/db.sqlite"],
             "run 9",
         ),
+        (
+            vec!["run", "huge-cpus.toml", "--db", "x.sqlite"],
+            "CPU numbers 0 to 1023",
+        ),
+        (vec!["run", "absent-cpus.toml", "--db", "x.sqlite"], "1000"),
         (
             vec!["runs", "--db", "new/nowhere.sqlite"],
             "no results store at new/nowhere.sqlite",

@@ -191,19 +191,27 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// `0`, `0-3`, `0,2,4-5`.
+/// The most distinct work documents a scenario may generate (each is kept in
+/// memory with its expected answer for the whole cell).
+pub const MAX_WORK_DOCUMENTS: usize = 1_000_000;
+
+/// CPU numbers a list may name: what a Linux CPU set can hold.
+pub const MAX_CPUS: usize = 1024;
+
+/// `0`, `0-3`, `0,2,4-5`; numbers below [`MAX_CPUS`], so a typo such as
+/// `0-18446744073709551615` is refused rather than expanded.
 pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                if a > b {
+                if a > b || b >= MAX_CPUS {
                     return None;
                 }
                 out.extend(a..=b);
             }
-            None => out.push(part.parse().ok()?),
+            None => out.push(part.parse().ok().filter(|&c| c < MAX_CPUS)?),
         }
     }
     out.sort_unstable();
@@ -247,8 +255,18 @@ impl Suite {
                 (Some(_), Some(_)) => return Err(ctx("give `duration` or `requests`, not both")),
                 (_, Some(0)) => return Err(ctx("`requests` must be at least 1")),
                 (_, Some(n)) => Length::Requests(n),
-                (d, None) => Length::Duration(duration("duration", d, Duration::from_secs(10))?),
+                (d, None) => match duration("duration", d, Duration::from_secs(10))? {
+                    d if d.is_zero() => return Err(ctx("`duration` must be above zero")),
+                    d => Length::Duration(d),
+                },
             };
+            if s.work_documents
+                .is_some_and(|n| n == 0 || n > MAX_WORK_DOCUMENTS)
+            {
+                return Err(ctx(&format!(
+                    "`work_documents` must be between 1 and {MAX_WORK_DOCUMENTS}"
+                )));
+            }
             if scenarios.iter().any(|o: &Scenario| o.name == s.name) {
                 return Err(ctx("the name is used twice"));
             }
@@ -281,8 +299,12 @@ impl Suite {
                 ..
             }) => {
                 let list = |v: &str| {
-                    parse_cpu_list(v)
-                        .ok_or_else(|| invalid(format!("`{v}` is not a CPU list such as 0 or 0-3")))
+                    parse_cpu_list(v).ok_or_else(|| {
+                        invalid(format!(
+                            "`{v}` is not a CPU list such as 0 or 0-3 (CPU numbers 0 to {})",
+                            MAX_CPUS - 1
+                        ))
+                    })
                 };
                 let (server, client) = (list(&s)?, list(&c)?);
                 if server.iter().any(|c| client.contains(c)) {
@@ -304,7 +326,16 @@ impl Suite {
             repetitions: raw.repetitions,
             cooldown: duration("cooldown", &raw.cooldown, Duration::from_secs(1))?,
             placement,
-            cell_timeout: duration("cell_timeout", &raw.cell_timeout, Duration::from_secs(300))?,
+            cell_timeout: match duration(
+                "cell_timeout",
+                &raw.cell_timeout,
+                Duration::from_secs(300),
+            )? {
+                t if t.is_zero() => {
+                    return Err(invalid("`cell_timeout` must be above zero".into()))
+                }
+                t => t,
+            },
             source: text.to_string(),
         })
     }
@@ -461,6 +492,17 @@ mod tests {
         bad("endpoint = \"blank\"", "endpoint = \"blink\"", "blink");
         bad("cooldown", "cooldwn", "cooldwn");
         bad("servers = [\"*\"]", "servers = []", "every server");
+        bad("duration = \"3s\"", "duration = \"0s\"", "above zero");
+        bad(
+            "repetitions = 2",
+            "repetitions = 2\ncell_timeout = \"0ms\"",
+            "`cell_timeout` must be above zero",
+        );
+        bad(
+            "repetitions = 2",
+            "repetitions = 2\nrepetitons = 3",
+            "line 5, column 1",
+        );
         let pinned = QUICK.replace(
             "cooldown = \"500ms\"",
             "cooldown = \"1s\"\n[placement]\nserver_cpus = \"0-1\"\nclient_cpus = \"1-2\"",
@@ -495,6 +537,9 @@ mod tests {
         assert_eq!(parse_cpu_list("0-2,5"), Some(vec![0, 1, 2, 5]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list(""), None);
+        assert_eq!(parse_cpu_list("0-18446744073709551615"), None);
+        assert_eq!(parse_cpu_list("1024"), None);
+        assert_eq!(parse_cpu_list("1023").map(|l| l.len()), Some(1));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("x").is_err());
     }
