@@ -13,7 +13,7 @@ Exit codes:
   0    the run completed and its error rate was within --max-error-rate
   1    the run completed but its error rate was above --max-error-rate
   2    bad usage, or a failure that stopped the run (nothing measured)
-  130  interrupted by Ctrl-C or SIGTERM (the partial result is still printed)";
+  130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -159,14 +159,14 @@ CPUs apart from the client's, sampled from /proc at 10 Hz, and stopped
 (SIGTERM, then SIGKILL of the group). Repetitions are interleaved across
 servers. A server that cannot build, never gets ready or fails verify is left
 out with its reason; a cell whose server crashes is recorded as failed; the
-run goes on either way. Ctrl-C or SIGTERM stops the run cleanly (finished
+run goes on either way. Ctrl-C, SIGTERM or SIGHUP stops the run cleanly (finished
 cells are kept); `netbench run --resume RUN` finishes it.
 
 Exit codes:
   0    the run completed, every server took part and every cell succeeded
   1    the run completed, but a server was left out or a cell failed
   2    bad usage, or netbench itself failed (the store, the placement)
-  130  interrupted by Ctrl-C or SIGTERM; resume it with --resume";
+  130  interrupted by Ctrl-C, SIGTERM or SIGHUP; resume it with --resume";
 
 /// Where the results store is unless --db says otherwise.
 pub(crate) const DEFAULT_DB: &str = "results/netbench.sqlite";
@@ -276,7 +276,7 @@ Exit codes:
   0    the run completed and its error rate was within --max-error-rate
   1    the run completed but its error rate was above --max-error-rate
   2    bad usage, or a failure that stopped the run (nothing measured)
-  130  interrupted by Ctrl-C or SIGTERM (the partial result is still printed)
+  130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed)
 
 Examples:
   netbench load -c 100 -d 10s http://127.0.0.1:8080/blank

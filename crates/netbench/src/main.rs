@@ -25,7 +25,7 @@ pub(crate) mod exit {
     pub const TOO_MANY_ERRORS: u8 = 1;
     /// Bad usage, or a failure that stopped the run (no result).
     pub const FAILURE: u8 = 2;
-    /// Interrupted by Ctrl-C or SIGTERM; the partial result was printed.
+    /// Interrupted by Ctrl-C, SIGTERM or SIGHUP; the partial result was printed.
     pub const INTERRUPTED: u8 = 130;
 }
 
