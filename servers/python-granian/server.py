@@ -9,8 +9,9 @@ number of workers: one worker process per CPU this process may run on
 (len(os.sched_getaffinity(0))). Granian's defaults: the RSGI interface (its
 own, the default one), access log off, and in each worker a single-threaded
 Tokio runtime doing the HTTP/1.1 I/O in Rust (hyper), handing each request to
-the app's coroutine on the worker's Python asyncio event loop. The main
-process binds the socket and shares it with the workers.
+the app's coroutine on the worker's Python asyncio event loop. On Linux each
+worker binds HOST:PORT itself with SO_REUSEPORT, so the kernel spreads the
+connections over the workers; the main process only supervises them.
 
 No web framework: the app routes on the path itself and uses the standard
 library's json module.
