@@ -8,6 +8,7 @@
 mod check;
 mod clock;
 mod conn;
+mod control;
 mod cpu;
 mod error;
 mod histogram;
@@ -22,18 +23,19 @@ mod run;
 mod stats;
 mod target;
 mod verdict;
+mod window;
 mod worker;
 
 pub use check::{content_type_matches, BodyExpect, Expect, StatusExpect};
+pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::{EngineError, ErrorCounts, ErrorKind};
 pub use limits::{raise_fd_limit, FdLimit};
 pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
 pub use plan::{LoadPlan, Pacing, RequestTemplate, Stop};
 pub use request::{build_request, RequestParts};
-pub use result::{LatencySummary, LoadResult, RateSummary, WorkerReport};
-pub use run::{run, Progress, ProgressSnapshot, RunControl};
+pub use result::{LatencySummary, LoadResult, RateSummary, Verdict, WorkerReport};
+pub use run::run;
 pub use target::{parse_url, Host, TargetError, Url};
-pub use verdict::Verdict;
 
 /// Worker threads to use when the caller does not say: the CPUs this process
 /// may run on (its affinity mask and cgroup quota), at least one.

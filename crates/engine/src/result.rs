@@ -5,7 +5,6 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorCounts;
-use crate::verdict::Verdict;
 
 /// Percentiles of a latency histogram, in nanoseconds. All zero when nothing
 /// was recorded.
@@ -36,6 +35,21 @@ pub struct WorkerReport {
     /// Share of the measured phase spent outside epoll_wait: near 1.0 means
     /// the loop never waited for the network, so the client set the pace.
     pub loop_busy: f64,
+}
+
+/// Whether the client was the bottleneck, with its evidence (decided by
+/// `verdict::judge`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub client_bound: bool,
+    /// The evidence, one short phrase each, the deciding ones first.
+    pub reasons: Vec<String>,
+    /// Highest worker CPU use as a share of one core.
+    pub busiest_cpu: f64,
+    /// Highest worker event-loop busy share.
+    pub busiest_loop: f64,
+    /// Achieved ÷ configured concurrency (closed loop only).
+    pub in_flight: Option<f64>,
 }
 
 /// Open-loop rate achieved against the target.

@@ -1,12 +1,11 @@
 //! Running a plan: splits it over worker threads, starts them together, merges
-//! their outcomes once at the end. Also the caller's handles on a run in
-//! progress: a cancel flag and progress counters.
+//! their outcomes once at the end.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use crate::clock::Clock;
+use crate::control::RunControl;
 use crate::cpu::process_cpu;
 use crate::error::{EngineError, ErrorCounts};
 use crate::histogram::LatencyHistogram;
@@ -16,71 +15,6 @@ use crate::plan::{LoadPlan, Pacing, Stop};
 use crate::result::{LoadResult, RateSummary, WorkerReport};
 use crate::verdict::judge;
 use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
-
-/// Counters one worker publishes a few times a second.
-#[derive(Debug, Default)]
-pub struct WorkerProgress {
-    pub(crate) requests: AtomicU64,
-    pub(crate) errors: AtomicU64,
-    pub(crate) measuring: AtomicBool,
-}
-
-/// Progress of a run, readable from any thread while it runs.
-#[derive(Debug)]
-pub struct Progress {
-    workers: Vec<WorkerProgress>,
-    started: std::sync::OnceLock<Instant>,
-}
-
-/// A reading of [`Progress`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ProgressSnapshot {
-    /// Since the run started (warm-up included).
-    pub elapsed: Duration,
-    /// False during warm-up.
-    pub measuring: bool,
-    pub requests: u64,
-    pub errors: u64,
-}
-
-impl Progress {
-    pub fn snapshot(&self) -> ProgressSnapshot {
-        let mut s = ProgressSnapshot {
-            elapsed: self.started.get().map_or(Duration::ZERO, |t| t.elapsed()),
-            measuring: !self.workers.is_empty(),
-            requests: 0,
-            errors: 0,
-        };
-        for w in &self.workers {
-            s.requests += w.requests.load(Ordering::Relaxed);
-            s.errors += w.errors.load(Ordering::Relaxed);
-            s.measuring &= w.measuring.load(Ordering::Relaxed);
-        }
-        s
-    }
-}
-
-/// The caller's handles on a run: set `cancel` to end it early (the result is
-/// then marked interrupted), read `progress` to show how it goes.
-#[derive(Debug, Clone)]
-pub struct RunControl {
-    pub cancel: Arc<AtomicBool>,
-    pub progress: Arc<Progress>,
-}
-
-impl RunControl {
-    pub fn new(plan: &LoadPlan) -> Self {
-        RunControl {
-            cancel: Arc::new(AtomicBool::new(false)),
-            progress: Arc::new(Progress {
-                workers: (0..plan.workers)
-                    .map(|_| WorkerProgress::default())
-                    .collect(),
-                started: std::sync::OnceLock::new(),
-            }),
-        }
-    }
-}
 
 fn validate(plan: &LoadPlan, control: &RunControl) -> Result<(), EngineError> {
     let fail = |why| Err(EngineError::InvalidPlan(why));
@@ -211,28 +145,32 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     let mut interrupted = false;
     let start = outcomes
         .iter()
-        .map(|o| o.measure_start_ns)
+        .map(|o| o.window.started_ns)
         .min()
         .unwrap_or(0);
-    let end = outcomes.iter().map(|o| o.measure_end_ns).max().unwrap_or(0);
+    let end = outcomes
+        .iter()
+        .map(|o| o.window.stopped_ns)
+        .max()
+        .unwrap_or(0);
     for o in &outcomes {
         latency.merge(&o.stats.latency);
         connect.merge(&o.stats.connect);
         errors.merge(&o.stats.errors);
         requests += o.stats.ok;
-        connects += o.connects;
+        connects += o.stats.connects;
         bytes_read += o.stats.bytes_read;
         bytes_written += o.stats.bytes_written;
         interrupted |= o.interrupted;
-        let wall = o.measure_end_ns.saturating_sub(o.measure_start_ns) as f64 / 1e9;
+        let len_ns = o.window.len_ns();
         workers.push(WorkerReport {
             connections: o.connections,
             requests: o.stats.ok,
             errors: o.stats.errors.total(),
-            cpu_s: o.cpu.as_secs_f64(),
-            wall_s: wall,
-            loop_busy: if wall > 0.0 {
-                o.busy_ns as f64 / 1e9 / wall
+            cpu_s: o.window.cpu.as_secs_f64(),
+            wall_s: len_ns as f64 / 1e9,
+            loop_busy: if len_ns > 0 {
+                o.window.loop_busy_len_ns as f64 / len_ns as f64
             } else {
                 0.0
             },
@@ -251,7 +189,10 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     // flight or a connect under way, over the measured phase. Failed
     // attempts count too, so a server whose requests time out is not taken
     // for a client that left its connections idle.
-    let busy_s: f64 = outcomes.iter().map(|o| o.busy_conn_ns as f64 / 1e9).sum();
+    let busy_s: f64 = outcomes
+        .iter()
+        .map(|o| o.stats.conn_busy_len_ns as f64 / 1e9)
+        .sum();
     let achieved_concurrency = if duration_s > 0.0 {
         busy_s / duration_s
     } else {

@@ -21,14 +21,14 @@ pub(crate) struct WorkerStats {
     pub measured_inflight: u64,
     /// When the last measured request ended (answer or failure).
     pub last_answer_ns: u64,
-    /// Time connections spent busy during the measured phase (a request in
-    /// flight or a connect under way), summed: Little's law over every
-    /// attempt, failures included, so a server that makes requests time out
-    /// does not look like a client that left connections idle.
-    pub busy_ns: u64,
-    /// Set when measuring starts, so warm-up requests still in flight then
-    /// count from that moment on.
-    pub measure_start_ns: Option<u64>,
+    /// Connection-time spent busy during the measured phase (a request in
+    /// flight or a connect under way), summed over connections: Little's law
+    /// over every attempt, failures included, so a server that makes
+    /// requests time out does not look like a client that left connections
+    /// idle.
+    pub conn_busy_len_ns: u64,
+    /// Connections made during the measured phase.
+    pub connects: u64,
 }
 
 impl WorkerStats {
@@ -42,21 +42,36 @@ impl WorkerStats {
             bytes_written: 0,
             measured_inflight: 0,
             last_answer_ns: 0,
-            busy_ns: 0,
-            measure_start_ns: None,
+            conn_busy_len_ns: 0,
+            connects: 0,
         }
     }
 }
 
-impl AnswerSink for WorkerStats {
+/// Hands answers to the stats together with when measuring started (`None`
+/// during warm-up), so warm-up requests still in flight then count as busy
+/// connection-time from that moment on.
+pub(crate) struct Recorder<'a> {
+    pub stats: &'a mut WorkerStats,
+    pub measuring_since: Option<u64>,
+}
+
+impl AnswerSink for Recorder<'_> {
     fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64) {
+        let stats = &mut *self.stats;
         if !req.measured {
-            if let Some(start) = self.measure_start_ns {
-                self.busy_ns += now.saturating_sub(req.sent_ns.max(start));
+            if let Some(start) = self.measuring_since {
+                stats.conn_busy_len_ns += now.saturating_sub(req.sent_ns.max(start));
             }
             return;
         }
-        self.busy_ns += now.saturating_sub(req.sent_ns);
+        stats.answered(req, outcome, now);
+    }
+}
+
+impl WorkerStats {
+    fn answered(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64) {
+        self.conn_busy_len_ns += now.saturating_sub(req.sent_ns);
         self.measured_inflight -= 1;
         self.last_answer_ns = now;
         match outcome {

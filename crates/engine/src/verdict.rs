@@ -3,9 +3,7 @@
 //! connections were in flight, and for open loop how much of the target rate
 //! was reached.
 
-use serde::{Deserialize, Serialize};
-
-use crate::result::{RateSummary, WorkerReport};
+use crate::result::{RateSummary, Verdict, WorkerReport};
 
 /// A loop busier than this hardly waited for the network, and a worker using
 /// this much of a core had little time to spare: either way the client may
@@ -19,19 +17,6 @@ const MIN_RATE: f64 = 0.95;
 /// Above this share of failed attempts, throughput × latency of the good
 /// answers no longer describes how busy the connections were.
 const MAX_ERRORS_FOR_IN_FLIGHT: f64 = 0.10;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    pub client_bound: bool,
-    /// The evidence, one short phrase each, the deciding ones first.
-    pub reasons: Vec<String>,
-    /// Highest worker CPU use as a share of one core.
-    pub busiest_cpu: f64,
-    /// Highest worker event-loop busy share.
-    pub busiest_loop: f64,
-    /// Achieved ÷ configured concurrency (closed loop only).
-    pub in_flight: Option<f64>,
-}
 
 pub(crate) fn judge(
     workers: &[WorkerReport],

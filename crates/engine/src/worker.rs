@@ -12,13 +12,14 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{ns, Clock};
 use crate::conn::{Conn, InFlight, ReadOutcome};
+use crate::control::WorkerProgress;
 use crate::cpu::thread_cpu;
 use crate::error::{EngineError, ErrorKind};
 use crate::net::{self, Timer};
 use crate::pacing::Pacer;
-use crate::plan::{LoadPlan, Stop};
-use crate::run::WorkerProgress;
-use crate::stats::WorkerStats;
+use crate::plan::LoadPlan;
+use crate::stats::{Recorder, WorkerStats};
+use crate::window::{Phase, Window, WindowFacts};
 
 const TIMER: Token = Token(usize::MAX);
 /// Shared by every connection of the worker: one buffer, not one per socket.
@@ -31,16 +32,6 @@ const TIMEOUT_SCAN_NS: u64 = 50_000_000;
 const PUBLISH_NS: u64 = 100_000_000;
 /// The longest the loop sleeps without looking at the clock and cancel flag.
 const MAX_SLEEP_NS: u64 = 50_000_000;
-
-/// The phases of a run, in order. Only `Measure` sends measured requests;
-/// `Drain` waits for the last measured answers of an exact-count run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
-    Warmup,
-    Measure,
-    Drain,
-    Done,
-}
 
 /// What a worker is given: its share of the plan.
 pub(crate) struct WorkerSetup {
@@ -56,16 +47,7 @@ pub(crate) struct WorkerSetup {
 pub(crate) struct WorkerOutcome {
     pub stats: WorkerStats,
     pub connections: usize,
-    /// Thread CPU time during the measured phase.
-    pub cpu: Duration,
-    /// Time the loop spent outside epoll_wait during the measured phase.
-    pub busy_ns: u64,
-    pub measure_start_ns: u64,
-    pub measure_end_ns: u64,
-    /// Connections made during the measured phase.
-    pub connects: u64,
-    /// Connection-time busy during the measured phase (see WorkerStats).
-    pub busy_conn_ns: u64,
+    pub window: WindowFacts,
     pub interrupted: bool,
 }
 
@@ -101,8 +83,7 @@ struct Worker<'a> {
     stats: WorkerStats,
     pacer: Pacer,
     timer: Option<Timer>,
-    phase: Phase,
-    budget: Option<u64>,
+    window: Window,
     next_template: usize,
     /// Open loop: connected slots with nothing in flight, ready for the next
     /// scheduled request.
@@ -113,14 +94,6 @@ struct Worker<'a> {
     /// their peer had closed: read again next turn, since edge-triggered
     /// readiness will not report them again.
     unread: Vec<(usize, bool)>,
-    warmup_end: u64,
-    measure_end: Option<u64>,
-    measure_start: u64,
-    measure_stop: u64,
-    cpu_at_measure: Duration,
-    cpu: Duration,
-    idle_ns: u64,
-    connects: u64,
     next_scan: u64,
     next_publish: u64,
     interrupted: bool,
@@ -157,11 +130,6 @@ impl<'a> Worker<'a> {
                 idle_listed: false,
             })
             .collect();
-        let warmup_end = ns(plan.warmup);
-        let measure_end = match plan.stop {
-            Stop::After(d) => Some(warmup_end + ns(d)),
-            Stop::Count(_) => None,
-        };
         Ok(Worker {
             poll,
             slots,
@@ -169,20 +137,11 @@ impl<'a> Worker<'a> {
             stats: WorkerStats::new(),
             pacer: setup.pacer,
             timer,
-            phase: Phase::Warmup,
-            budget: setup.budget,
+            window: Window::new(plan.warmup, plan.stop, setup.budget),
             next_template: setup.first_template % plan.requests.len(),
             idle: Vec::new(),
             retry: Vec::new(),
             unread: Vec::new(),
-            warmup_end,
-            measure_end,
-            measure_start: 0,
-            measure_stop: 0,
-            cpu_at_measure: Duration::ZERO,
-            cpu: Duration::ZERO,
-            idle_ns: 0,
-            connects: 0,
             next_scan: 0,
             next_publish: 0,
             interrupted: false,
@@ -197,10 +156,10 @@ impl<'a> Worker<'a> {
         for i in 0..self.slots.len() {
             self.open(i, now);
         }
-        while self.phase != Phase::Done {
+        while self.window.phase() != Phase::Done {
             let now = self.shared.clock.now();
             self.advance(now);
-            if self.phase == Phase::Done {
+            if self.window.phase() == Phase::Done {
                 break;
             }
             self.reconnect_due(now);
@@ -219,9 +178,7 @@ impl<'a> Worker<'a> {
             let before = self.shared.clock.now();
             let polled = self.poll.poll(&mut events, Some(sleep));
             let after = self.shared.clock.now();
-            if matches!(self.phase, Phase::Measure | Phase::Drain) {
-                self.idle_ns += after - before;
-            }
+            self.window.add_idle(after - before);
             if let Err(e) = polled {
                 if e.kind() == std::io::ErrorKind::Interrupted {
                     continue;
@@ -240,9 +197,8 @@ impl<'a> Worker<'a> {
                     self.on_read(i, peer_closed);
                 }
             }
-            if self.phase == Phase::Drain && self.stats.measured_inflight == 0 {
-                let end = self.stats.last_answer_ns.max(self.measure_start);
-                self.end(end);
+            if self.window.phase() == Phase::Drain && self.stats.measured_inflight == 0 {
+                self.end(self.stats.last_answer_ns);
             }
         }
         self.publish();
@@ -287,35 +243,16 @@ impl<'a> Worker<'a> {
             self.end(now);
             return;
         }
-        match self.phase {
-            Phase::Warmup if now >= self.warmup_end => self.enter_measure(now),
-            Phase::Measure => {
-                if let Some(end) = self.measure_end {
-                    if now >= end {
-                        self.end(end);
-                    }
-                }
-            }
-            _ => {}
+        if let Some(deadline) = self.window.advance(now, thread_cpu) {
+            self.end(deadline);
         }
     }
 
-    fn enter_measure(&mut self, now: u64) {
-        self.phase = Phase::Measure;
-        self.measure_start = now;
-        self.stats.measure_start_ns = Some(now);
-        self.cpu_at_measure = thread_cpu();
-        self.idle_ns = 0;
-        if self.budget == Some(0) {
-            self.phase = Phase::Drain;
-        }
-    }
-
+    /// Ends the run at `at`. Work still under way then was busy
+    /// connection-time too.
     fn end(&mut self, at: u64) {
-        if matches!(self.phase, Phase::Measure | Phase::Drain) {
-            self.cpu = thread_cpu().saturating_sub(self.cpu_at_measure);
-            self.measure_stop = at.max(self.measure_start);
-            // Work still under way at the end was busy time too.
+        if self.window.open() {
+            let start = self.window.started_ns();
             for slot in &self.slots {
                 let since = match slot.link {
                     Link::Connecting { since } => Some(since),
@@ -323,27 +260,17 @@ impl<'a> Worker<'a> {
                     Link::Down => None,
                 };
                 if let Some(since) = since {
-                    self.stats.busy_ns += at.saturating_sub(since.max(self.measure_start));
+                    self.stats.conn_busy_len_ns += at.saturating_sub(since.max(start));
                 }
             }
         }
-        self.phase = Phase::Done;
-    }
-
-    fn may_send(&self) -> bool {
-        matches!(self.phase, Phase::Warmup | Phase::Measure)
+        self.window.end(at, thread_cpu);
     }
 
     fn sleep_for(&self, now: u64) -> Duration {
         let mut until = now + MAX_SLEEP_NS;
-        match self.phase {
-            Phase::Warmup => until = until.min(self.warmup_end),
-            Phase::Measure => {
-                if let Some(end) = self.measure_end {
-                    until = until.min(end);
-                }
-            }
-            _ => {}
+        if let Some(change) = self.window.next_change_ns() {
+            until = until.min(change);
         }
         if !self.unread.is_empty() {
             return Duration::ZERO;
@@ -357,7 +284,7 @@ impl<'a> Worker<'a> {
 
     /// Starts a connection for slot `i`, unless nothing more will be sent.
     fn open(&mut self, i: usize, now: u64) {
-        if !self.may_send() {
+        if !self.window.may_send() {
             return;
         }
         let registered = net::connect(self.shared.plan.addr).and_then(|mut sock| {
@@ -395,10 +322,10 @@ impl<'a> Worker<'a> {
             Err(_) => return self.connect_failed(i, now),
         }
         self.slots[i].link = Link::Up;
-        if self.phase == Phase::Measure {
+        if self.window.measuring() {
             self.stats.connect.record(now - since);
-            self.stats.busy_ns += now.saturating_sub(since.max(self.measure_start));
-            self.connects += 1;
+            self.stats.conn_busy_len_ns += now.saturating_sub(since.max(self.window.started_ns()));
+            self.stats.connects += 1;
         }
         self.ready_for_more(i, now);
     }
@@ -406,13 +333,14 @@ impl<'a> Worker<'a> {
     /// A connect failed or timed out: counted as one failed attempt of the
     /// measured phase, then retried after a short back-off.
     fn connect_failed(&mut self, i: usize, now: u64) {
-        if self.phase == Phase::Measure {
+        if self.window.measuring() {
             if let Link::Connecting { since } = self.slots[i].link {
-                self.stats.busy_ns += now.saturating_sub(since.max(self.measure_start));
+                self.stats.conn_busy_len_ns +=
+                    now.saturating_sub(since.max(self.window.started_ns()));
             }
             self.stats.errors.add(ErrorKind::Connect);
             self.stats.last_answer_ns = now;
-            self.spend_budget();
+            self.window.spend();
         }
         self.close(i);
         self.retry.push((now + CONNECT_BACKOFF_NS, i));
@@ -445,12 +373,16 @@ impl<'a> Worker<'a> {
     /// With nothing in flight (bytes nobody asked for) the connection itself
     /// failed: counted as one failed attempt, as a failed connect is.
     fn fail(&mut self, i: usize, kind: ErrorKind, now: u64) {
-        if self.slots[i].conn.in_flight() == 0 && self.phase == Phase::Measure {
+        if self.slots[i].conn.in_flight() == 0 && self.window.measuring() {
             self.stats.errors.add(kind);
             self.stats.last_answer_ns = now;
-            self.spend_budget();
+            self.window.spend();
         }
-        self.slots[i].conn.fail_all(kind, now, &mut self.stats);
+        let mut sink = Recorder {
+            measuring_since: self.measuring_since(),
+            stats: &mut self.stats,
+        };
+        self.slots[i].conn.fail_all(kind, now, &mut sink);
         self.close(i);
         self.open(i, now);
     }
@@ -471,6 +403,7 @@ impl<'a> Worker<'a> {
 
     fn on_read(&mut self, i: usize, peer_closed: bool) {
         let now = self.shared.clock.now();
+        let measuring_since = self.measuring_since();
         let slot = &mut self.slots[i];
         let Some(sock) = slot.sock.as_mut() else {
             return;
@@ -482,7 +415,10 @@ impl<'a> Worker<'a> {
             &mut self.scratch,
             &self.shared.plan.requests,
             now,
-            &mut self.stats,
+            &mut Recorder {
+                measuring_since,
+                stats: &mut self.stats,
+            },
             &mut read,
         );
         self.stats.bytes_read += read;
@@ -516,7 +452,7 @@ impl<'a> Worker<'a> {
             self.open(i, now);
             return;
         }
-        if !self.may_send() {
+        if !self.window.may_send() {
             return;
         }
         if self.pacer.is_open() {
@@ -540,7 +476,7 @@ impl<'a> Worker<'a> {
             1
         };
         for _ in 0..batch {
-            if !self.may_send() {
+            if !self.window.may_send() {
                 break;
             }
             self.send(i, now, now);
@@ -551,7 +487,7 @@ impl<'a> Worker<'a> {
     /// Open loop: hands every due request to an idle connection. Requests due
     /// while none is idle wait, keeping their intended time.
     fn dispatch_open(&mut self, now: u64) {
-        while self.may_send() {
+        while self.window.may_send() {
             let Some(intended) = self.pacer.due(now) else {
                 break;
             };
@@ -561,7 +497,7 @@ impl<'a> Worker<'a> {
             self.send(i, intended, now);
             self.flush(i);
         }
-        if self.may_send() && !self.idle.is_empty() {
+        if self.window.may_send() && !self.idle.is_empty() {
             let at = self.pacer.next_at();
             if let Some(t) = self.timer.as_mut() {
                 t.arm(at, now);
@@ -588,10 +524,10 @@ impl<'a> Worker<'a> {
         } else {
             t + 1
         };
-        let measured = self.phase == Phase::Measure;
+        let measured = self.window.measuring();
         if measured {
             self.stats.measured_inflight += 1;
-            self.spend_budget();
+            self.window.spend();
         }
         self.pacer.take();
         let req = InFlight {
@@ -605,13 +541,10 @@ impl<'a> Worker<'a> {
         slot.served += 1;
     }
 
-    fn spend_budget(&mut self) {
-        if let Some(left) = self.budget.as_mut() {
-            *left = left.saturating_sub(1);
-            if *left == 0 && self.phase == Phase::Measure {
-                self.phase = Phase::Drain;
-            }
-        }
+    /// When measuring started, once it has: answers from then on count as
+    /// busy connection-time.
+    fn measuring_since(&self) -> Option<u64> {
+        self.window.open().then(|| self.window.started_ns())
     }
 
     fn scan_timeouts(&mut self, now: u64) {
@@ -638,19 +571,13 @@ impl<'a> Worker<'a> {
         p.requests.store(self.stats.ok, Ordering::Relaxed);
         p.errors.store(self.stats.errors.total(), Ordering::Relaxed);
         p.measuring
-            .store(self.phase != Phase::Warmup, Ordering::Relaxed);
+            .store(self.window.phase() != Phase::Warmup, Ordering::Relaxed);
     }
 
     fn into_outcome(self) -> WorkerOutcome {
-        let wall = self.measure_stop.saturating_sub(self.measure_start);
         WorkerOutcome {
             connections: self.slots.len(),
-            cpu: self.cpu,
-            busy_ns: wall.saturating_sub(self.idle_ns),
-            measure_start_ns: self.measure_start,
-            measure_end_ns: self.measure_stop,
-            connects: self.connects,
-            busy_conn_ns: self.stats.busy_ns,
+            window: self.window.facts(),
             interrupted: self.interrupted,
             stats: self.stats,
         }
