@@ -107,7 +107,7 @@ fn a_server_trickling_a_byte_a_second_ends_verify_within_its_timeout() {
     let (took, report) = verify_hostile(netbench_testkit::Behavior::Trickle);
     // One exchange runs out of its 2 s; every later check is not sent. Before
     // the deadline was per exchange, each read reset the clock: 25 s and more.
-    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
     failed_with(&report, "blank", "within 2s");
     failed_with(&report, "keep-alive", "not sent");
 }

@@ -631,7 +631,13 @@ mod tests {
             processes: 2,
             ..Sample::default()
         };
-        let back: Sample = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        let text = serde_json::to_string(&s).unwrap();
+        // The stored field names are a format: a rename would orphan old rows.
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["t_s"], 1.5);
+        assert_eq!(json["cpu_user_s"], 0.25);
+        assert_eq!(json["processes"], 2);
+        let back: Sample = serde_json::from_str(&text).unwrap();
         assert_eq!(back, s);
     }
 }
