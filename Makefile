@@ -73,6 +73,16 @@ lint:
 	$(CARGO) fmt --manifest-path servers/rust-hyper/Cargo.toml -- --check
 	@out=$$(gofmt -l servers/go-nethttp); [ -z "$$out" ] || { echo "gofmt: $$out" >&2; exit 1; }
 
+# Fuzzing (README, "Fuzzing"): each cargo-fuzz target in fuzz/ for
+# FUZZ_SECONDS, one after the other (FUZZ_TARGETS="parse_head work_answer" for
+# some); installs cargo-fuzz if missing, works on stable Rust, and fails when a
+# target finds a crash, a hang or an out-of-memory (input in fuzz/artifacts/).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+.PHONY: fuzz
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) CARGO=$(CARGO) fuzz/run.sh $(FUZZ_TARGETS)
+
 # netbench against wrk on a pinned nginx; prints a Markdown table (README, "Benchmark").
 bench: build
 	python3 bench/load_vs_wrk.py $(BENCH_ARGS)
