@@ -28,7 +28,9 @@ pub(crate) fn open_existing(args: &StoreArgs) -> Result<Store> {
 
 pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let mut store = open(&args.store)?;
-    let suite = match args.resume {
+    // The suite as the file says it; repetitions from the command line (or
+    // the stored run's override) are a fact of the run, kept beside it.
+    let (suite, repetitions) = match args.resume {
         Some(id) => {
             let stored = store
                 .run(id)
@@ -36,16 +38,11 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
             if stored.status == RunStatus::Complete {
                 bail!("run {id} is already complete; `netbench show {id}` prints it");
             }
-            Suite::parse(&stored.suite, &stored.suite_toml)
-                .context("the stored suite of that run")?
+            let suite = Suite::parse(&stored.suite, &stored.suite_toml)
+                .context("the stored suite of that run")?;
+            (suite, stored.repetitions)
         }
-        None => {
-            let suite = Suite::load(&args.suite, &args.suites)?;
-            match args.repetitions {
-                Some(n) => suite.with_repetitions(n)?,
-                None => suite,
-            }
-        }
+        None => (Suite::load(&args.suite, &args.suites)?, args.repetitions),
     };
     if !args.servers.is_dir() {
         bail!(
@@ -69,6 +66,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         build_cache: cache_dir.join("build-cache.json"),
         command: std::env::args().collect::<Vec<_>>().join(" "),
         resume: args.resume,
+        repetitions,
         cancel,
         ready_within: netbench_suite::READY_WITHIN,
     };

@@ -33,15 +33,21 @@ pub struct CellEnv<'a> {
 
 /// How a cell ended.
 pub enum CellOutcome {
-    /// The record to store, and the engine's result when there is one.
-    Done(Box<(MeasurementRecord, Option<LoadResult>)>),
+    Done(Box<Measured>),
     /// Cancelled by the user: nothing recorded, a resume runs it again.
     Interrupted,
 }
 
+/// A finished cell: the record to store, and the engine's result when there
+/// is one.
+pub struct Measured {
+    pub record: MeasurementRecord,
+    pub result: Option<LoadResult>,
+}
+
 fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOutcome {
-    CellOutcome::Done(Box::new((
-        MeasurementRecord {
+    CellOutcome::Done(Box::new(Measured {
+        record: MeasurementRecord {
             key,
             status: MeasurementStatus::Failed,
             failure: Some(why),
@@ -52,8 +58,8 @@ fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOu
             duration_s: started.elapsed().as_secs_f64(),
             samples: Vec::new(),
         },
-        None,
-    )))
+        result: None,
+    }))
 }
 
 fn plan_for(
@@ -215,5 +221,8 @@ pub fn run_cell(
         duration_s: result.duration_s,
         samples: rows,
     };
-    CellOutcome::Done(Box::new((record, Some(result))))
+    CellOutcome::Done(Box::new(Measured {
+        record,
+        result: Some(result),
+    }))
 }

@@ -16,15 +16,14 @@ use netbench_contract::{
     DEFAULT_DATES,
 };
 use netbench_engine::{LoadResult, RequestTemplate, Url};
-use serde_json::json;
 
-use crate::cell::{run_cell, CellEnv, CellOutcome};
+use crate::cell::{run_cell, CellEnv, CellOutcome, Measured};
 use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{
     BuildStatus, CellKey, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store, StoreError,
 };
-use crate::suite::{Endpoint, Suite};
+use crate::suite::{Endpoint, Scenario, Suite};
 use crate::targets::{build_cached, missing_packages, missing_tools, select, Target};
 
 /// Everything a run needs from its caller.
@@ -38,6 +37,9 @@ pub struct RunRequest {
     pub command: String,
     /// Finish this stored run instead of starting a new one.
     pub resume: Option<i64>,
+    /// Repetitions in place of the suite's (`--repetitions`; a resumed run
+    /// passes the stored override).
+    pub repetitions: Option<u32>,
     /// Set by Ctrl-C or SIGTERM.
     pub cancel: Arc<AtomicBool>,
     /// How long a fresh server may take to answer its first request.
@@ -132,16 +134,59 @@ fn requests_for(
     }
 }
 
-/// Builds and verifies one target; `Err` holds why it is left out.
 /// A server left out of the run: its record and why.
-type Excluded = Box<(ServerRecord, String)>;
+struct Excluded {
+    record: ServerRecord,
+    reason: String,
+}
 
+fn excluded(record: ServerRecord, reason: impl Into<String>) -> Box<Excluded> {
+    Box::new(Excluded {
+        record,
+        reason: reason.into(),
+    })
+}
+
+/// One cell of the matrix, in the order it runs.
+struct PlannedCell<'a> {
+    key: CellKey,
+    target: &'a Target,
+    scenario: &'a Scenario,
+}
+
+/// Every cell of the matrix in interleaved rounds: round 1 of every server,
+/// then round 2, so drift on a shared machine does not favour one server.
+fn cells<'a>(
+    suite: &'a Suite,
+    repetitions: u32,
+    targets: &'a [&'a Target],
+) -> impl Iterator<Item = PlannedCell<'a>> + 'a {
+    (1..=repetitions).flat_map(move |repetition| {
+        suite.scenarios.iter().flat_map(move |scenario| {
+            scenario.connections.iter().flat_map(move |&connections| {
+                targets.iter().map(move |&target| PlannedCell {
+                    key: CellKey {
+                        server: target.manifest.name.clone(),
+                        variant: target.variant.clone(),
+                        scenario: scenario.name.clone(),
+                        connections,
+                        repetition,
+                    },
+                    target,
+                    scenario,
+                })
+            })
+        })
+    })
+}
+
+/// Builds and verifies one target; `Err` holds why it is left out.
 fn prepare(
     req: &RunRequest,
     t: &Target,
     cpus: &Cpus,
     obs: &mut dyn Observer,
-) -> Result<ServerRecord, Excluded> {
+) -> Result<ServerRecord, Box<Excluded>> {
     let label = t.label();
     let mut record = ServerRecord {
         server: t.manifest.name.clone(),
@@ -157,10 +202,10 @@ fn prepare(
     let packages = missing_packages(&t.manifest);
     if !packages.is_empty() {
         let list = packages.join(" ");
-        return Err(Box::new((
+        return Err(excluded(
             record,
             format!("Debian packages not installed: {list} (apt-get install {list})"),
-        )));
+        ));
     }
     let missing = missing_tools(&t.manifest);
     if !missing.is_empty() {
@@ -172,10 +217,10 @@ fn prepare(
                 t.manifest.packages.join(" ")
             )
         };
-        return Err(Box::new((
+        return Err(excluded(
             record,
             format!("toolchain not installed: {}{packages}", missing.join(", ")),
-        )));
+        ));
     }
     obs.event(Event::Building { server: &label });
     match build_cached(&t.dir, &t.manifest, &req.build_cache, &req.cancel) {
@@ -191,12 +236,12 @@ fn prepare(
         }
         Err(e) => {
             record.build_status = BuildStatus::Failed;
-            return Err(Box::new((record, e.to_string())));
+            return Err(excluded(record, e.to_string()));
         }
     }
     let addr: SocketAddr = match free_port() {
         Ok(p) => ([127, 0, 0, 1], p).into(),
-        Err(e) => return Err(Box::new((record, format!("no free port: {e}")))),
+        Err(e) => return Err(excluded(record, format!("no free port: {e}"))),
     };
     let spec = StartSpec {
         addr,
@@ -206,11 +251,11 @@ fn prepare(
     };
     let mut server = match start(&t.dir, &t.manifest, &spec) {
         Ok(s) => s,
-        Err(e) => return Err(Box::new((record, e.to_string()))),
+        Err(e) => return Err(excluded(record, e.to_string())),
     };
     let ready = match server.wait_ready(req.ready_within) {
         Ok(d) => d,
-        Err(e) => return Err(Box::new((record, e.to_string()))),
+        Err(e) => return Err(excluded(record, e.to_string())),
     };
     record.ready_s = Some(ready.as_secs_f64());
     let client = Client::new(addr, Duration::from_secs(5));
@@ -225,10 +270,10 @@ fn prepare(
             .filter(|c| c.status == Fail)
             .map(|c| format!("{}: {}", c.name, c.reason))
             .collect();
-        return Err(Box::new((
+        return Err(excluded(
             record,
             format!("fails verify: {}", reasons.join("; ")),
-        )));
+        ));
     }
     obs.event(Event::Verified {
         server: &label,
@@ -277,6 +322,11 @@ pub fn run_suite(
         .as_ref()
         .map_or_else(netbench_engine::default_workers, Vec::len);
 
+    let suite = &match req.repetitions {
+        Some(n) => suite.clone().with_repetitions(n)?,
+        None => suite.clone(),
+    };
+    let repetitions = suite.repetitions;
     let (run, done): (i64, HashSet<CellKey>) = match req.resume {
         Some(id) => {
             let done = store.completed_cells(id)?;
@@ -284,22 +334,21 @@ pub fn run_suite(
             (id, done)
         }
         None => {
-            let mut environment = environment.unwrap_or_default();
-            environment["work_seed"] = json!(seed_now());
             let run = store.begin_run(&NewRun {
                 suite: suite.name.clone(),
                 suite_toml: suite.source.clone(),
                 command: req.command.clone(),
-                environment,
+                environment: environment.unwrap_or_default(),
                 placement: serde_json::to_value(&cpus).unwrap_or_default(),
+                repetitions: req.repetitions,
+                work_seed: seed_now(),
             })?;
             (run, HashSet::new())
         }
     };
-    let work_seed = store.run(run)?.environment["work_seed"]
-        .as_u64()
-        .unwrap_or(1);
-    let total = targets.len() * suite.cells_per_round() * suite.repetitions as usize;
+    // A run stored before seeds were kept resumes with a fixed one.
+    let work_seed = store.run(run)?.work_seed.unwrap_or(1);
+    let total = targets.len() * suite.cells_per_round() * repetitions as usize;
     obs.event(Event::Started {
         run,
         servers: targets.len(),
@@ -335,8 +384,8 @@ pub fn run_suite(
                 store.record_server(run, &record)?;
                 ready.push(t);
             }
-            Err(excluded) => {
-                let (mut record, reason) = *excluded;
+            Err(left_out) => {
+                let Excluded { mut record, reason } = *left_out;
                 obs.event(Event::Excluded {
                     server: &t.label(),
                     reason: &reason,
@@ -347,8 +396,6 @@ pub fn run_suite(
         }
     }
 
-    // Interleaved rounds: round 1 of every server, then round 2, so drift on
-    // a shared machine does not favour one server.
     let env = CellEnv {
         server_cpus: cpus.server.as_deref(),
         client_workers,
@@ -357,59 +404,35 @@ pub fn run_suite(
         cancel: &req.cancel,
     };
     let mut index = done.len();
-    for repetition in 1..=suite.repetitions {
-        for scenario in &suite.scenarios {
-            let requests = requests_for(
-                scenario.endpoint,
-                scenario.keepalive,
-                scenario.work_documents,
-                work_seed,
-            );
-            for &connections in &scenario.connections {
-                for t in &ready {
-                    let key = CellKey {
-                        server: t.manifest.name.clone(),
-                        variant: t.variant.clone(),
-                        scenario: scenario.name.clone(),
-                        connections,
-                        repetition,
-                    };
-                    if done.contains(&key) {
-                        continue;
-                    }
-                    if cancelled() {
-                        return finish(store, RunStatus::Interrupted, obs);
-                    }
-                    index += 1;
-                    obs.event(Event::CellStarted {
-                        index,
-                        total,
-                        key: &key,
-                    });
-                    match run_cell(&env, t, scenario, key.clone(), &requests) {
-                        CellOutcome::Interrupted => {
-                            return finish(store, RunStatus::Interrupted, obs)
-                        }
-                        CellOutcome::Done(done) => {
-                            let (record, result) = *done;
-                            store.record_measurement(run, &record)?;
-                            obs.event(Event::CellFinished {
-                                index,
-                                total,
-                                key: &key,
-                                result: result.as_ref(),
-                                failure: record.failure.as_deref(),
-                                seconds: record.duration_s,
-                            });
-                            debug_assert!(
-                                record.status == MeasurementStatus::Ok || record.failure.is_some()
-                            );
-                        }
-                    }
-                    sleep_unless_cancelled(suite.cooldown, &req.cancel);
-                }
+    for cell in cells(suite, repetitions, &ready).filter(|c| !done.contains(&c.key)) {
+        if cancelled() {
+            return finish(store, RunStatus::Interrupted, obs);
+        }
+        index += 1;
+        obs.event(Event::CellStarted {
+            index,
+            total,
+            key: &cell.key,
+        });
+        let s = cell.scenario;
+        let requests = requests_for(s.endpoint, s.keepalive, s.work_documents, work_seed);
+        match run_cell(&env, cell.target, s, cell.key.clone(), &requests) {
+            CellOutcome::Interrupted => return finish(store, RunStatus::Interrupted, obs),
+            CellOutcome::Done(done) => {
+                let Measured { record, result } = *done;
+                store.record_measurement(run, &record)?;
+                obs.event(Event::CellFinished {
+                    index,
+                    total,
+                    key: &cell.key,
+                    result: result.as_ref(),
+                    failure: record.failure.as_deref(),
+                    seconds: record.duration_s,
+                });
+                debug_assert!(record.status == MeasurementStatus::Ok || record.failure.is_some());
             }
         }
+        sleep_unless_cancelled(suite.cooldown, &req.cancel);
     }
     finish(store, RunStatus::Complete, obs)
 }

@@ -50,8 +50,6 @@ pub enum StoreError {
     NewerSchema { path: PathBuf, found: u32 },
     #[error("there is no results store at {path}: run a suite first (`netbench run quick`), or pass --db FILE")]
     Missing { path: PathBuf },
-    #[error("the results store {path} has schema version {found}, older than this netbench's {SCHEMA_VERSION}, and reading does not change a store: `netbench run --resume ID` with any of its runs upgrades it in place, or read it with the netbench that wrote it")]
-    OlderSchema { path: PathBuf, found: u32 },
     #[error("the results store {path} failed while {action}: {source}; if it is locked, another netbench is writing to it (wait, or choose another --db); if it is damaged, move it aside")]
     Query {
         path: PathBuf,
@@ -126,7 +124,16 @@ impl Store {
         match found {
             v if v == SCHEMA_VERSION => Ok(Store { conn, path }),
             v if v > SCHEMA_VERSION => Err(StoreError::NewerSchema { path, found }),
-            _ => Err(StoreError::OlderSchema { path, found }),
+            // An older file is read through an upgraded copy in memory: the
+            // file itself stays as it was.
+            _ => {
+                let mut copy = Connection::open_in_memory().map_err(open_failed)?;
+                rusqlite::backup::Backup::new(&conn, &mut copy)
+                    .and_then(|b| b.run_to_completion(1024, Duration::ZERO, None))
+                    .map_err(open_failed)?;
+                drop(conn);
+                Store::prepare(copy, path)
+            }
         }
     }
 
@@ -187,8 +194,9 @@ impl Store {
     pub fn begin_run(&self, run: &NewRun) -> Result<i64, StoreError> {
         self.conn
             .query_row(
-                "INSERT INTO runs (suite, suite_toml, command, started_at, status, environment, placement)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                "INSERT INTO runs (suite, suite_toml, command, started_at, status, environment,
+                                   placement, repetitions, work_seed)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                  RETURNING id",
                 params![
                     run.suite,
@@ -198,6 +206,9 @@ impl Store {
                     RunStatus::Running,
                     run.environment.to_string(),
                     run.placement.to_string(),
+                    run.repetitions,
+                    // SQLite integers are signed; the seed's bits are kept.
+                    run.work_seed as i64,
                 ],
                 |row| row.get(0),
             )
@@ -401,7 +412,7 @@ impl Store {
         let head = tx
             .query_row(
                 "SELECT id, suite, suite_toml, command, started_at, finished_at, status,
-                        environment, placement
+                        environment, placement, repetitions, work_seed
                  FROM runs WHERE id = ?1",
                 params![id],
                 |row| {
@@ -415,6 +426,8 @@ impl Store {
                         status: row.get(6)?,
                         environment: get_json(row, 7)?,
                         placement: get_json(row, 8)?,
+                        repetitions: row.get(9)?,
+                        work_seed: row.get::<_, Option<i64>>(10)?.map(|s| s as u64),
                         servers: Vec::new(),
                         measurements: Vec::new(),
                     })

@@ -95,6 +95,10 @@ pub struct NewRun {
     pub environment: serde_json::Value,
     /// Which CPUs the server and the client were pinned to.
     pub placement: serde_json::Value,
+    /// Repetitions given on the command line in place of the suite's.
+    pub repetitions: Option<u32>,
+    /// Seeds the run's generated work documents.
+    pub work_seed: u64,
 }
 
 /// One server variant in a run: how it was built and whether it took part.
@@ -212,6 +216,13 @@ pub struct RunDetail {
     pub status: RunStatus,
     pub environment: serde_json::Value,
     pub placement: serde_json::Value,
+    /// Repetitions given on the command line in place of the suite's; None
+    /// when the suite's own (runs stored before schema 2 have the override
+    /// written into `suite_toml`).
+    pub repetitions: Option<u32>,
+    /// Seeds the run's generated work documents; None for a run stored
+    /// before the seed was kept.
+    pub work_seed: Option<u64>,
     /// Ordered by server, then variant.
     pub servers: Vec<ServerRecord>,
     /// Ordered by cell key.

@@ -6,7 +6,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 /// Migration `i` takes a file from schema version `i` to `i + 1`. Append new
 /// scripts; never edit one that has shipped, since files made with it exist.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: runs, the servers in them, their measurements and /proc samples.
     //
     // STRICT so a wrong type is an error rather than a silently stored string;
@@ -81,6 +81,16 @@ CREATE TABLE samples (
     processes        INTEGER NOT NULL,
     PRIMARY KEY (measurement_id, seq)
 ) STRICT, WITHOUT ROWID;
+"#,
+    // 2: the run's repetitions override and work seed as typed columns; both
+    // used to travel inside other text (the suite's TOML, the environment's
+    // JSON). An old run's seed is carried over; its repetitions stay NULL,
+    // since its stored suite text already says them.
+    r#"
+ALTER TABLE runs ADD COLUMN repetitions INTEGER CHECK (repetitions IS NULL OR repetitions >= 1);
+ALTER TABLE runs ADD COLUMN work_seed INTEGER;
+UPDATE runs SET work_seed = json_extract(environment, '$.work_seed')
+ WHERE json_type(environment, '$.work_seed') = 'integer';
 "#,
 ];
 

@@ -35,6 +35,8 @@ fn new_run(suite: &str) -> NewRun {
         command: format!("netbench run suites/{suite}.toml"),
         environment: json!({"cpu": "Test CPU", "cores": 2, "kernel": "6.1", "commit": "abc123"}),
         placement: json!({"server": [0], "client": [1]}),
+        repetitions: None,
+        work_seed: 7,
     }
 }
 
@@ -496,22 +498,29 @@ fn reading_never_creates_or_migrates_a_store() {
     ));
     assert!(!dir.exists(), "the folder was made");
 
-    // A file at an older schema version is left as it is.
+    // A file at schema 1 is read through an upgraded copy and left as it is.
     std::fs::create_dir_all(&dir).unwrap();
     let old = dir.join("old.sqlite");
     let conn = rusqlite::Connection::open(&old).unwrap();
-    conn.execute_batch("CREATE TABLE t (x INTEGER); PRAGMA user_version = 0;")
-        .unwrap();
+    conn.execute_batch(super::schema::MIGRATIONS[0]).unwrap();
+    conn.execute_batch(
+        "PRAGMA user_version = 1;
+         INSERT INTO runs (suite, suite_toml, command, started_at, status, environment, placement)
+         VALUES ('quick', 'repetitions = 5', 'netbench run quick', '2026-11-01T00:00:00Z',
+                 'complete', '{\"work_seed\": 42}', '{}');",
+    )
+    .unwrap();
     drop(conn);
     let before = std::fs::read(&old).unwrap();
-    let Err(err) = Store::open_existing(&old) else {
-        panic!("an old store opened for reading");
-    };
-    assert!(
-        matches!(err, StoreError::OlderSchema { found: 0, .. }),
-        "{err}"
+    let store = Store::open_existing(&old).unwrap();
+    let run = store.run(1).unwrap();
+    assert_eq!(run.work_seed, Some(42), "the seed moved to its column");
+    assert_eq!(
+        run.repetitions, None,
+        "an old run's text says its repetitions"
     );
-    assert_eq!(std::fs::read(&old).unwrap(), before);
+    drop(store);
+    assert_eq!(std::fs::read(&old).unwrap(), before, "the file changed");
 
     // A current one opens and reads.
     let current = dir.join("current.sqlite");

@@ -66,6 +66,7 @@ pub fn request(suite: &str, servers: PathBuf, work: &Path) -> RunRequest {
         build_cache: work.join("build-cache.json"),
         command: "test".into(),
         resume: None,
+        repetitions: None,
         cancel: Arc::new(AtomicBool::new(false)),
         ready_within: Duration::from_secs(3),
     }
