@@ -1,6 +1,7 @@
 // Draws the report's charts with Chart.js from the JSON the page carries
-// (#report-data); the tables are already in the page. When every chart is
-// drawn, body[data-charts] holds their number, for the browser test.
+// (#report-data, and #report-flags for what each flag mark means); the
+// tables are already in the page. When every chart is drawn,
+// body[data-charts] holds their number, for the browser test.
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
@@ -12,13 +13,9 @@
 
   const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2',
     '#97bbf5', '#9c6b4e', '#9498a0'];
-  const FLAG_TEXT = {
-    'C': 'client-bound: the client may have been the limit',
-    '~': 'noisy: repetitions spread more than 5%',
-    'E': 'errors during the measurement',
-    'F': 'a repetition failed',
-    'W': 'verification passed with warnings',
-  };
+  // What each flag mark means, as the tables' hover text says it
+  // (crates/report/src/flag.rs writes it into the page).
+  const FLAG_TEXT = JSON.parse(document.getElementById('report-flags').textContent);
   const columns = data.columns || [];
   const color = (server) => PALETTE[Math.max(0, columns.indexOf(server)) % PALETTE.length];
   const cellOf = (test, conns, server) => data.cells.find(

@@ -4,13 +4,14 @@
 
 use std::io::{self, Write};
 
-use netbench_suite::stats::{summarize, Summary};
 use serde::Serialize;
 
 use crate::environment::{differences, EnvDifference};
+use crate::flag::short_key;
 use crate::format::{format_duration_ns, thousands, write_columns};
 use crate::model::{RepetitionFigures, Report, RunInfo};
 use crate::significance::{mann_whitney_p, smallest_p, welch_change_ci, ALPHA};
+use crate::stats::{summarize, Summary};
 
 /// How the comparison decides, in words, for every output.
 pub const METHOD: &str = "Mann–Whitney U test (two-sided, exact for small samples) over the \
@@ -272,9 +273,9 @@ pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()
     writeln!(
         out,
         "~ not significant (p ≥ {}). better/worse: significant, in the direction that is better \
-         or worse for that metric. Flags after a median are the cell's in that run: C client-bound, \
-         ~ noisy, E errors, F a repetition failed, W verified with warnings.",
-        c.alpha
+         or worse for that metric. Flags after a median are the cell's in that run: {}.",
+        c.alpha,
+        short_key()
     )?;
     if let Some(note) = chance_note(c) {
         writeln!(out, "{note}")?;

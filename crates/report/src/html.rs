@@ -11,27 +11,14 @@ use crate::compare::{
     chance_note, not_compared, percent, Comparison, Metric, Verdict, TOO_FEW_NOTE,
 };
 use crate::environment::EnvDifference;
+use crate::flag::{measured_legend, titles_json, warnings_legend, Flag};
 use crate::format::{bytes, format_duration_ns, thousands};
-use crate::markdown::WARN_LEGEND;
 use crate::model::{Cell, Report};
-use crate::suite_table::{CELL_LEGEND, FLAG_LEGEND};
+use crate::suite_table::CELL_LEGEND;
+use crate::vendor::{CHART_JS, ERROR_BARS_JS};
 
-const CHART_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/chart.umd.min.js"));
-const ERROR_BARS_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/error-bars.umd.min.js"));
 const REPORT_JS: &str = include_str!("../assets/report.js");
 const REPORT_CSS: &str = include_str!("../assets/report.css");
-
-/// What a flag mark means, for tooltips.
-fn flag_title(f: char) -> &'static str {
-    match f {
-        'C' => "client-bound: the client, not the server, may have been the limit",
-        '~' => "noisy: the repetitions spread more than 5% (CV), too noisy to rank",
-        'E' => "errors: failed checks, timeouts, refused or broken connections",
-        'F' => "a repetition failed",
-        'W' => "the server passed verification with warnings",
-        _ => "",
-    }
-}
 
 /// HTML-escapes text for element content and quoted attributes.
 pub(crate) fn esc(s: &str) -> String {
@@ -63,7 +50,7 @@ fn flags_html(flags: &str) -> String {
         .map(|f| {
             format!(
                 "<abbr class=\"flag\" title=\"{}\">{}</abbr>",
-                esc(flag_title(f)),
+                esc(Flag::from_letter(f).map_or("", Flag::title)),
                 esc(&f.to_string())
             )
         })
@@ -77,9 +64,11 @@ fn page(out: &mut impl Write, title: &str, body: &str, data: &str) -> io::Result
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title}</title>\n<style>\n{REPORT_CSS}</style>\n</head>\n<body>\n{body}\n\
          <script id=\"report-data\" type=\"application/json\">{data}</script>\n\
+         <script id=\"report-flags\" type=\"application/json\">{flags}</script>\n\
          <script>\n{CHART_JS}\n</script>\n<script>\n{ERROR_BARS_JS}\n</script>\n\
          <script>\n{REPORT_JS}</script>\n</body>\n</html>\n",
         title = esc(title),
+        flags = script_json(&titles_json()),
     )
 }
 
@@ -195,8 +184,8 @@ fn summary(b: &mut String, r: &Report) {
         b,
         "</tbody></table><p class=\"legend\">{} The fastest in each row is bold. {} {}</p></section>",
         esc(CELL_LEGEND),
-        esc(FLAG_LEGEND),
-        esc(WARN_LEGEND)
+        esc(&measured_legend()),
+        esc(&warnings_legend())
     );
 }
 
@@ -350,7 +339,8 @@ fn servers(b: &mut String, r: &Report) {
             (Some(v), None) => {
                 let mut t = format!("{} pass", v.pass);
                 if v.warn > 0 {
-                    let _ = write!(t, ", {} warn {}", v.warn, flags_html("W"));
+                    let mark = Flag::VerifyWarnings.letter().to_string();
+                    let _ = write!(t, ", {} warn {}", v.warn, flags_html(&mark));
                 }
                 if v.fail > 0 {
                     let _ = write!(t, ", <span class=\"bad\">{} fail</span>", v.fail);
@@ -571,5 +561,16 @@ mod tests {
         assert!(!json.contains("</script>"), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["s"], "</script><script>alert(1)");
+    }
+
+    #[test]
+    fn flag_marks_carry_their_meaning() {
+        assert_eq!(
+            flags_html("FW"),
+            "<abbr class=\"flag\" title=\"a repetition failed\">F</abbr>\
+             <abbr class=\"flag\" title=\"the server passed verification with warnings\">W</abbr>"
+        );
+        // A character that is no flag gets an empty title, not a wrong one.
+        assert_eq!(flags_html("?"), "<abbr class=\"flag\" title=\"\">?</abbr>");
     }
 }

@@ -5,7 +5,7 @@
 use netbench_engine::{LatencySummary, LoadResult, Pacing, Stop};
 use serde_json::{json, Map, Value};
 
-use crate::LoadContext;
+use crate::load_context::LoadContext;
 
 pub const LOAD_SCHEMA_VERSION: u32 = 1;
 

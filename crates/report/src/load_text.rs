@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use netbench_engine::{LatencySummary, LoadResult, Pacing, Stop};
 
 use crate::format::{format_duration_ns as d, thousands, verdict_line};
-use crate::LoadContext;
+use crate::load_context::LoadContext;
 
 fn latency_lines(out: &mut impl Write, label: &str, s: &LatencySummary) -> io::Result<()> {
     writeln!(

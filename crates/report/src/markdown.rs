@@ -3,13 +3,10 @@
 
 use std::io::{self, Write};
 
+use crate::flag::{measured_legend, warnings_legend, Flag};
 use crate::format::{bytes, terminal_safe, thousands};
 use crate::model::Report;
-use crate::suite_table::{cell_text, CELL_LEGEND, FLAG_LEGEND};
-
-/// What the verify-warning flag means (the table's other flags are in
-/// [`FLAG_LEGEND`]).
-pub(crate) const WARN_LEGEND: &str = "W the server passed verification with warnings.";
+use crate::suite_table::{cell_text, CELL_LEGEND};
 
 /// Writes the Markdown report.
 pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
@@ -40,15 +37,21 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
             for server in &r.columns {
                 let cell = r.cell(&t.name, c, server);
                 let mut text = cell_text(cell.map(|c| &c.stats));
-                if cell.is_some_and(|c| c.flags.contains('W')) {
-                    text.push('W');
+                let warned = Flag::VerifyWarnings.letter();
+                if cell.is_some_and(|c| c.flags.contains(warned)) {
+                    text.push(warned);
                 }
                 line.push(text);
             }
             row(out, &line)?;
         }
     }
-    writeln!(out, "\n{CELL_LEGEND} {FLAG_LEGEND} {WARN_LEGEND}\n")?;
+    writeln!(
+        out,
+        "\n{CELL_LEGEND} {} {}\n",
+        measured_legend(),
+        warnings_legend()
+    )?;
 
     writeln!(
         out,

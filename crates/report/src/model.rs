@@ -7,13 +7,14 @@ use std::collections::BTreeMap;
 
 use netbench_engine::LoadResult;
 use netbench_suite::environment::tool_for_language;
-use netbench_suite::stats::summarize;
 use netbench_suite::store::{MeasurementStatus, RunDetail, ServerRecord};
 use netbench_suite::ServerManifest;
 use serde::Serialize;
 
+use crate::flag::Flag;
 use crate::resources::{rss_per_connection, server_use, ServerUse};
 use crate::spectrum::{decode, spectrum, Spectrum};
+use crate::stats::summarize;
 use crate::suite_table::{label, run_table, CellStats};
 
 /// The version of the JSON report's layout; bumped on any breaking change.
@@ -206,7 +207,7 @@ pub fn build_report(run: &RunDetail) -> Report {
             };
             let mut flags = stats.flags();
             if warned.contains(&server.as_str()) {
-                flags.push('W');
+                flags.push(Flag::VerifyWarnings.letter());
             }
             cells.push(Cell {
                 test: test.clone(),

@@ -3,7 +3,7 @@
 //! logarithms for the size of the change. Both are pure functions of the
 //! numbers, so the same store always gives the same comparison.
 
-use netbench_suite::stats::t975;
+use crate::stats::t975;
 
 /// The significance level: a change is called real when p < ALPHA.
 pub const ALPHA: f64 = 0.05;

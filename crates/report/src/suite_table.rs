@@ -7,22 +7,18 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use netbench_engine::LoadResult;
-use netbench_suite::stats::{summarize, too_noisy, Summary};
 use netbench_suite::store::{MeasurementStatus, RunDetail};
 use netbench_suite::Suite;
 use serde::Serialize;
 
+use crate::flag::{marks, measured_legend, Flag};
 use crate::format::{first_line_safe, format_duration_ns, thousands, write_columns};
+use crate::stats::{summarize, too_noisy, Summary};
 
 /// What a cell of the table shows.
 pub(crate) const CELL_LEGEND: &str =
     "cells: median requests/s over the repetitions, ±half the 95% \
     confidence interval of the mean (relative), median p99 latency.";
-
-/// What each flag means.
-pub(crate) const FLAG_LEGEND: &str = "flags: C client-bound in a repetition (the number may be \
-    the client's limit), ~ too noisy to rank (CV > 5%), E errors (failed checks, timeouts, refused \
-    or broken connections), F a repetition failed.";
 
 /// One table cell: the repetitions of one server at one test and
 /// connection count.
@@ -43,22 +39,21 @@ impl CellStats {
         self.rps.as_ref().is_some_and(too_noisy)
     }
 
+    /// Whether the measurements set `flag` (never [`Flag::VerifyWarnings`],
+    /// which comes from verify, not from the measurements).
+    pub(crate) fn has(&self, flag: Flag) -> bool {
+        match flag {
+            Flag::ClientBound => self.client_bound,
+            Flag::Noisy => self.noisy(),
+            Flag::Errors => self.errors > 0,
+            Flag::Failed => self.failed > 0,
+            Flag::VerifyWarnings => false,
+        }
+    }
+
     /// Flags that qualify the number, as short marks.
     pub fn flags(&self) -> String {
-        let mut f = String::new();
-        if self.client_bound {
-            f.push('C');
-        }
-        if self.noisy() {
-            f.push('~');
-        }
-        if self.errors > 0 {
-            f.push('E');
-        }
-        if self.failed > 0 {
-            f.push('F');
-        }
-        f
+        marks(Flag::MEASURED.into_iter().filter(|&f| self.has(f)))
     }
 }
 
@@ -168,7 +163,12 @@ pub(crate) fn cell_text(c: Option<&CellStats>) -> String {
         return "-".to_string();
     };
     let Some(rps) = c.rps else {
-        return format!("failed {}/{} F", c.failed, c.repetitions);
+        return format!(
+            "failed {}/{} {}",
+            c.failed,
+            c.repetitions,
+            Flag::Failed.letter()
+        );
     };
     let spread = match rps.ci95 {
         Some((lo, hi)) if rps.median > 0.0 => {
@@ -238,7 +238,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     }
     write_columns(out, &lines, |i| i == 0, true)?;
     writeln!(out)?;
-    writeln!(out, "{CELL_LEGEND}\n{FLAG_LEGEND}")?;
+    writeln!(out, "{CELL_LEGEND}\n{}", measured_legend())?;
     let excluded: Vec<_> = run
         .servers
         .iter()

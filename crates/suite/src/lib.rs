@@ -11,7 +11,6 @@ pub mod placement;
 mod runner;
 pub mod sampler;
 mod server;
-pub mod stats;
 pub mod store;
 mod suite;
 mod targets;
