@@ -106,7 +106,11 @@ pub enum EngineError {
     #[error("could not set up the event loop: {0}; check the limits on epoll instances and file descriptors")]
     EventLoop(#[source] std::io::Error),
     #[error("the plan is not runnable: {0}")]
-    InvalidPlan(&'static str),
+    Plan(#[from] crate::plan::PlanError),
+    #[error("the RunControl was made for another plan (another worker count); make one with RunControl::new(&plan)")]
+    ForeignControl,
+    #[error("a worker thread panicked; this is a bug in netbench, please report it")]
+    WorkerPanicked,
     #[error("a worker thread could not be started: {0}")]
     Spawn(#[source] std::io::Error),
 }

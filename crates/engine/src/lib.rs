@@ -31,7 +31,7 @@ pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::{EngineError, ErrorCounts, ErrorKind};
 pub use limits::{raise_fd_limit, FdLimit};
 pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
-pub use plan::{LoadPlan, Pacing, RequestTemplate, Stop};
+pub use plan::{LoadPlan, Pacing, PlanError, RequestTemplate, Stop};
 pub use request::{build_request, RequestParts};
 pub use result::{LatencySummary, LoadResult, RateSummary, Verdict, WorkerReport};
 pub use run::run;

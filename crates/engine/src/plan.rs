@@ -33,6 +33,71 @@ pub struct LoadPlan {
     pub requests: Vec<RequestTemplate>,
 }
 
+/// Why a plan cannot run. The rules live here alone: the command line builds
+/// a plan and asks it, and [`run`](crate::run) asks again before starting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("at least one connection is needed")]
+    NoConnections,
+    #[error("workers must be between 1 and the number of connections")]
+    Workers,
+    #[error("at least one request is needed")]
+    NoRequests,
+    #[error("at most 2^32 distinct requests fit a plan")]
+    TooManyRequests,
+    #[error("the pipeline depth must be at least 1")]
+    NoPipeline,
+    #[error("pipelining needs keep-alive")]
+    PipelineWithoutKeepalive,
+    #[error("pipelining works with the closed loop only")]
+    PipelineOpenLoop,
+    #[error("the rate must be a positive number of requests per second")]
+    Rate,
+    #[error("the timeout must be above zero")]
+    Timeout,
+    #[error("the duration must be above zero")]
+    Duration,
+}
+
+impl LoadPlan {
+    /// Checks every rule a runnable plan keeps.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        if self.connections == 0 {
+            return Err(PlanError::NoConnections);
+        }
+        if self.workers == 0 || self.workers > self.connections {
+            return Err(PlanError::Workers);
+        }
+        if self.requests.is_empty() {
+            return Err(PlanError::NoRequests);
+        }
+        if self.requests.len() > u32::MAX as usize {
+            return Err(PlanError::TooManyRequests);
+        }
+        if self.pipeline == 0 {
+            return Err(PlanError::NoPipeline);
+        }
+        if self.pipeline > 1 && !self.keepalive {
+            return Err(PlanError::PipelineWithoutKeepalive);
+        }
+        if let Pacing::Open { per_second } = self.pacing {
+            if self.pipeline > 1 {
+                return Err(PlanError::PipelineOpenLoop);
+            }
+            if !(per_second.is_finite() && per_second > 0.0 && per_second <= 1e9) {
+                return Err(PlanError::Rate);
+            }
+        }
+        if self.timeout.is_zero() {
+            return Err(PlanError::Timeout);
+        }
+        if self.stop == Stop::After(Duration::ZERO) {
+            return Err(PlanError::Duration);
+        }
+        Ok(())
+    }
+}
+
 /// When the measured part of a run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {

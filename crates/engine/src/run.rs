@@ -16,40 +16,6 @@ use crate::result::{LoadResult, RateSummary, WorkerReport};
 use crate::verdict::judge;
 use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
 
-fn validate(plan: &LoadPlan, control: &RunControl) -> Result<(), EngineError> {
-    let fail = |why| Err(EngineError::InvalidPlan(why));
-    if plan.connections == 0 {
-        return fail("at least one connection is needed");
-    }
-    if plan.workers == 0 || plan.workers > plan.connections {
-        return fail("workers must be between 1 and the number of connections");
-    }
-    if plan.requests.is_empty() {
-        return fail("at least one request is needed");
-    }
-    if plan.requests.len() > u32::MAX as usize {
-        return fail("too many distinct requests");
-    }
-    if plan.pipeline == 0 {
-        return fail("pipeline depth must be at least 1");
-    }
-    if plan.pipeline > 1 && (!plan.keepalive || matches!(plan.pacing, Pacing::Open { .. })) {
-        return fail("pipelining needs keep-alive and a closed loop");
-    }
-    if let Pacing::Open { per_second } = plan.pacing {
-        if !(per_second.is_finite() && per_second > 0.0) {
-            return fail("the rate must be a positive number");
-        }
-    }
-    if plan.timeout.is_zero() {
-        return fail("the timeout must be above zero");
-    }
-    if control.progress.workers.len() != plan.workers {
-        return fail("the RunControl was made for another plan");
-    }
-    Ok(())
-}
-
 /// Splits `total` in proportion to `weights` (which sum to `of`), exactly.
 fn split(total: u64, weights: &[usize], of: usize) -> Vec<u64> {
     let mut shares: Vec<u64> = weights
@@ -69,7 +35,10 @@ fn split(total: u64, weights: &[usize], of: usize) -> Vec<u64> {
 
 /// Runs the plan to the end (or until cancelled) and returns its result.
 pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineError> {
-    validate(plan, control)?;
+    plan.validate()?;
+    if control.progress.workers.len() != plan.workers {
+        return Err(EngineError::ForeignControl);
+    }
     raise_fd_limit(plan.connections)?;
 
     let w = plan.workers;
@@ -120,9 +89,7 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
         handles
             .into_iter()
             .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or(Err(EngineError::InvalidPlan("a worker thread panicked"))),
+                Ok(h) => h.join().unwrap_or(Err(EngineError::WorkerPanicked)),
                 Err(e) => {
                     // Let the workers that did start end quickly.
                     control.cancel.store(true, Ordering::Relaxed);

@@ -207,9 +207,53 @@ fn a_plan_the_engine_cannot_run_is_refused() {
     let mut plan = count_plan(server.addr, 2, 3, 10);
     assert!(matches!(
         netbench_engine::run(&plan, &RunControl::new(&plan)),
-        Err(EngineError::InvalidPlan(_))
+        Err(EngineError::Plan(PlanError::Workers))
     ));
     plan.workers = 1;
-    plan.requests.clear();
-    assert!(netbench_engine::run(&plan, &RunControl::new(&plan)).is_err());
+    let other = RunControl::new(&count_plan(server.addr, 2, 2, 10));
+    assert!(matches!(
+        netbench_engine::run(&plan, &other),
+        Err(EngineError::ForeignControl)
+    ));
+    let cases: [(fn(&mut LoadPlan), PlanError); 7] = [
+        (|p| p.requests.clear(), PlanError::NoRequests),
+        (|p| p.pipeline = 0, PlanError::NoPipeline),
+        (
+            |p| {
+                p.pipeline = 4;
+                p.keepalive = false
+            },
+            PlanError::PipelineWithoutKeepalive,
+        ),
+        (
+            |p| {
+                p.pipeline = 4;
+                p.pacing = Pacing::Open { per_second: 10.0 }
+            },
+            PlanError::PipelineOpenLoop,
+        ),
+        (
+            |p| {
+                p.pacing = Pacing::Open {
+                    per_second: f64::NAN,
+                }
+            },
+            PlanError::Rate,
+        ),
+        (|p| p.timeout = Duration::ZERO, PlanError::Timeout),
+        (
+            |p| p.stop = Stop::After(Duration::ZERO),
+            PlanError::Duration,
+        ),
+    ];
+    for (break_it, want) in cases {
+        let mut p = count_plan(server.addr, 2, 1, 10);
+        assert_eq!(p.validate(), Ok(()));
+        break_it(&mut p);
+        assert_eq!(p.validate(), Err(want));
+        assert!(matches!(
+            netbench_engine::run(&p, &RunControl::new(&p)),
+            Err(EngineError::Plan(e)) if e == want
+        ));
+    }
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use netbench_contract::WorkGenerator;
 use netbench_engine::{
-    build_request, default_workers, parse_url, BodyExpect, Expect, LoadPlan, Pacing, RequestParts,
-    RequestTemplate, RunControl, StatusExpect, Stop,
+    build_request, default_workers, parse_url, BodyExpect, Expect, LoadPlan, Pacing, PlanError,
+    RequestParts, RequestTemplate, RunControl, StatusExpect, Stop,
 };
 use netbench_report::{load_json, write_load_text, LoadContext, WorkSource};
 
@@ -114,23 +114,15 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         .min(connections);
     let stop = match (args.requests, args.duration) {
         (Some(n), _) => Stop::Count(n),
-        (None, Some(d)) if d.is_zero() => bail!("--duration must be above zero"),
         (None, Some(d)) => Stop::After(d),
         (None, None) => Stop::After(DEFAULT_DURATION),
     };
     let pacing = match args.rate {
         None => Pacing::Closed,
-        Some(r) if r.is_finite() && r > 0.0 && r <= 1e9 => Pacing::Open { per_second: r },
-        Some(r) => bail!("--rate {r} must be a positive number of requests per second"),
+        Some(per_second) => Pacing::Open { per_second },
     };
     let keepalive = !args.no_keepalive;
     let pipeline = args.pipeline as usize;
-    if pipeline > 1 && !keepalive {
-        bail!("--pipeline needs keep-alive; drop --no-keepalive or --pipeline");
-    }
-    if pipeline > 1 && args.rate.is_some() {
-        bail!("--pipeline works with the closed loop only; drop --rate or --pipeline");
-    }
     if let Some(n) = args.work {
         let dates = n.saturating_mul(args.work_dates);
         if dates > MAX_WORK_DATES {
@@ -232,23 +224,41 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         });
     }
 
+    let plan = LoadPlan {
+        addr,
+        connections,
+        workers,
+        stop,
+        pacing,
+        warmup: args.warmup,
+        timeout: args.timeout,
+        keepalive,
+        pipeline,
+        requests,
+    };
+    plan.validate()
+        .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(e)))?;
     Ok(Resolved {
-        plan: LoadPlan {
-            addr,
-            connections,
-            workers,
-            stop,
-            pacing,
-            warmup: args.warmup,
-            timeout: args.timeout,
-            keepalive,
-            pipeline,
-            requests,
-        },
+        plan,
         url: args.url.clone(),
         method,
         work,
     })
+}
+
+/// The engine's plan rules in the command line's words.
+fn how_to_fix(e: PlanError) -> &'static str {
+    match e {
+        PlanError::PipelineWithoutKeepalive => "drop --no-keepalive or --pipeline",
+        PlanError::PipelineOpenLoop => "drop --rate or --pipeline",
+        PlanError::Rate => "give --rate a number above 0 and at most 1e9",
+        PlanError::Timeout => "give --timeout a duration above zero",
+        PlanError::Duration => "give --duration a duration above zero",
+        PlanError::NoConnections | PlanError::Workers => "check -c and -t",
+        PlanError::NoRequests | PlanError::TooManyRequests | PlanError::NoPipeline => {
+            "check the request options"
+        }
+    }
 }
 
 /// The contract's work test as a pool: distinct documents, each with the
