@@ -215,7 +215,8 @@ fn a_plan_the_engine_cannot_run_is_refused() {
         netbench_engine::run(&plan, &other),
         Err(EngineError::ForeignControl)
     ));
-    let cases: [(fn(&mut LoadPlan), PlanError); 7] = [
+    type Breaks = fn(&mut LoadPlan);
+    let cases: [(Breaks, PlanError); 7] = [
         (|p| p.requests.clear(), PlanError::NoRequests),
         (|p| p.pipeline = 0, PlanError::NoPipeline),
         (

@@ -403,12 +403,11 @@ pub fn run_suite(
         ready_within: req.ready_within,
         cancel: &req.cancel,
     };
-    let mut index = done.len();
-    for cell in cells(suite, repetitions, &ready).filter(|c| !done.contains(&c.key)) {
+    let to_run = cells(suite, repetitions, &ready).filter(|c| !done.contains(&c.key));
+    for (index, cell) in (done.len() + 1..).zip(to_run) {
         if cancelled() {
             return finish(store, RunStatus::Interrupted, obs);
         }
-        index += 1;
         obs.event(Event::CellStarted {
             index,
             total,
