@@ -144,15 +144,21 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
         csv.lines().next(),
         Some("run,suite,test,connections,server,repetition,metric,unit,value")
     );
-    // The stored suite says how many repetitions the run was given.
+    // The run keeps the suite file as written and the repetitions it was
+    // given beside it.
     let json = netbench(&dir)
         .args(["report", "--db", "results/db.sqlite", "--format", "json"])
         .output()
         .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     let toml = json["run"]["suite_toml"].as_str().unwrap();
-    assert!(toml.contains("repetitions = 2"), "{toml}");
-    assert!(toml.contains("duration = \"1s\""), "{toml}");
+    assert_eq!(toml, std::fs::read_to_string(&suite).unwrap());
+    assert_eq!(json["run"]["repetitions_override"], 2);
+    assert!(
+        json["run"]["work_seed"].as_u64().is_some(),
+        "{}",
+        json["run"]
+    );
 
     let compare = netbench(&dir)
         .args(["compare", "1", "1", "--db", "results/db.sqlite"])

@@ -6,8 +6,9 @@ use serde::Serialize;
 use crate::format::bytes;
 use crate::model::RunInfo;
 
-/// Keys that differ between runs by design, so a difference says nothing.
-const PER_RUN: &[&str] = &["work_seed"];
+/// Keys that differ between runs by design, so a difference says nothing
+/// (`work_seed` as older runs kept it, inside the environment).
+const PER_RUN: &[&str] = &["work_seed", "work seed"];
 
 /// One environment entry whose value is not the same in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,6 +54,15 @@ pub(crate) fn rows(run: &RunInfo) -> Vec<(String, String)> {
         for (k, v) in p {
             rows.push((format!("placement.{k}"), plain(v)));
         }
+    }
+    if let Some(n) = run.repetitions_override {
+        rows.push((
+            "repetitions".into(),
+            format!("{n} (from the command line, in place of the suite file's)"),
+        ));
+    }
+    if let Some(seed) = run.work_seed {
+        rows.push(("work seed".into(), seed.to_string()));
     }
     rows
 }
@@ -141,6 +151,8 @@ pub(crate) mod tests {
             environment,
             placement: json!({"server": [0], "client": [1]}),
             suite_toml: String::new(),
+            repetitions_override: None,
+            work_seed: None,
         }
     }
 
@@ -172,6 +184,17 @@ pub(crate) mod tests {
             ]
         );
         assert!(differences(&a, &a).is_empty());
+        // The typed seed differs by design too; a repetitions override is
+        // a difference in what was measured.
+        let (mut a2, mut b2) = (a.clone(), a.clone());
+        a2.work_seed = Some(1);
+        b2.work_seed = Some(2);
+        assert!(differences(&a2, &b2).is_empty());
+        b2.repetitions_override = Some(5);
+        assert_eq!(
+            differences(&a2, &b2)[0].describe(),
+            "repetitions: (not recorded) → 5 (from the command line, in place of the suite file's)"
+        );
         let mut longer = a.clone();
         longer.suite_toml = "repetitions = 5".into();
         assert_eq!(

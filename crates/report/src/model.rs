@@ -46,6 +46,11 @@ pub struct RunInfo {
     pub placement: serde_json::Value,
     /// The suite file as the run used it: what to rerun it with.
     pub suite_toml: String,
+    /// Repetitions given on the command line in place of the file's, if any.
+    pub repetitions_override: Option<u32>,
+    /// Seeds the generated work documents (None for runs stored before it
+    /// was kept).
+    pub work_seed: Option<u64>,
 }
 
 /// One server variant: what it is, how it was built, how it fared in
@@ -237,6 +242,8 @@ pub fn build_report(run: &RunDetail) -> Report {
             environment: run.environment.clone(),
             placement: run.placement.clone(),
             suite_toml: run.suite_toml.clone(),
+            repetitions_override: run.repetitions,
+            work_seed: run.work_seed,
         },
         servers,
         tests,

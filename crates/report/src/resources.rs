@@ -1,7 +1,7 @@
 //! What the server used during one measurement, from its /proc samples:
 //! CPU (in cores and per request) and memory (peak RSS and PSS).
 
-use netbench_suite::store::SampleRow;
+use netbench_suite::store::Sample;
 use serde::Serialize;
 
 /// The server's use of the machine during one measurement.
@@ -22,14 +22,14 @@ pub struct ServerUse {
 
 /// The server's use from the samples of one measurement and its rate of
 /// answers; None with fewer than two samples (a window is needed).
-pub fn server_use(samples: &[SampleRow], rps: f64) -> Option<ServerUse> {
+pub fn server_use(samples: &[Sample], rps: f64) -> Option<ServerUse> {
     let first = samples.first()?;
     let last = samples.last()?;
     let window = last.t_s - first.t_s;
     if samples.len() < 2 || window <= 0.0 {
         return None;
     }
-    let cpu = |s: &SampleRow| s.cpu_user_s + s.cpu_sys_s;
+    let cpu = |s: &Sample| s.cpu_user_s + s.cpu_sys_s;
     let cpu_s = (cpu(last) - cpu(first)).max(0.0);
     let cpu_cores = cpu_s / window;
     Some(ServerUse {
@@ -59,15 +59,15 @@ pub fn rss_per_connection(
 mod tests {
     use super::*;
 
-    fn sample(t_s: f64, cpu: f64, rss: u64) -> SampleRow {
-        SampleRow {
+    fn sample(t_s: f64, cpu: f64, rss: u64) -> Sample {
+        Sample {
             t_s,
             cpu_user_s: cpu * 0.75,
             cpu_sys_s: cpu * 0.25,
             rss_bytes: rss,
             pss_bytes: rss / 2,
             threads: 4,
-            ..SampleRow::default()
+            ..Sample::default()
         }
     }
 

@@ -102,7 +102,7 @@ pub fn run_table(run: &RunDetail) -> RunTable {
         .filter(|s| s.excluded_reason.is_none())
         .map(|s| label(&s.server, &s.variant))
         .collect();
-    let mut raw: BTreeMap<(String, u32, String), Vec<&netbench_suite::store::StoredMeasurement>> =
+    let mut raw: BTreeMap<(String, u32, String), Vec<&netbench_suite::store::Measurement>> =
         BTreeMap::new();
     for m in &run.measurements {
         let col = label(&m.key.server, &m.key.variant);

@@ -11,7 +11,7 @@ use netbench_engine::{LoadPlan, LoadResult, Pacing, RequestTemplate, RunControl,
 
 use crate::sampler::Sampler;
 use crate::server::{free_port, start, StartSpec};
-use crate::store::{CellKey, MeasurementRecord, MeasurementStatus, SampleRow};
+use crate::store::{rfc3339, CellKey, Measurement, MeasurementStatus, Sample};
 use crate::suite::{Length, Scenario};
 use crate::targets::Target;
 
@@ -41,20 +41,21 @@ pub enum CellOutcome {
 /// A finished cell: the record to store, and the engine's result when there
 /// is one.
 pub struct Measured {
-    pub record: MeasurementRecord,
+    pub record: Measurement,
     pub result: Option<LoadResult>,
 }
 
 fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOutcome {
     CellOutcome::Done(Box::new(Measured {
-        record: MeasurementRecord {
+        record: Measurement {
+            id: None,
             key,
             status: MeasurementStatus::Failed,
             failure: Some(why),
             result_json: None,
             histogram: None,
             client_bound: false,
-            started_at: at,
+            started_at: rfc3339(at),
             duration_s: started.elapsed().as_secs_f64(),
             samples: Vec::new(),
         },
@@ -188,16 +189,9 @@ pub fn run_cell(
     let rows = samples
         .iter()
         .filter(|s| s.t_s + 1e-3 >= warmup_s)
-        .map(|s| SampleRow {
+        .map(|s| Sample {
             t_s: s.t_s - warmup_s,
-            cpu_user_s: s.cpu_user_s,
-            cpu_sys_s: s.cpu_sys_s,
-            rss_bytes: s.rss_bytes,
-            pss_bytes: s.pss_bytes,
-            threads: u32::try_from(s.threads).unwrap_or(u32::MAX),
-            voluntary_ctxt: s.voluntary_ctxt,
-            involuntary_ctxt: s.involuntary_ctxt,
-            processes: s.processes,
+            ..*s
         })
         .collect();
     let histogram = result.latency_histogram.as_ref().and_then(|h| {
@@ -210,14 +204,15 @@ pub fn run_cell(
         .ok()
         .map(|_| out)
     });
-    let record = MeasurementRecord {
+    let record = Measurement {
+        id: None,
         key,
         status: MeasurementStatus::Ok,
         failure: None,
         result_json: serde_json::to_string(&result).ok(),
         histogram,
         client_bound: result.verdict.client_bound,
-        started_at: at,
+        started_at: rfc3339(at),
         duration_s: result.duration_s,
         samples: rows,
     };

@@ -41,7 +41,7 @@ pub struct Sample {
     /// Proportional set size: shared pages divided among their sharers, so
     /// forked workers sharing their parent's memory are not counted twice.
     pub pss_bytes: u64,
-    pub threads: u64,
+    pub threads: u32,
     /// Context switches, cumulative, summed over the group.
     pub voluntary_ctxt: u64,
     pub involuntary_ctxt: u64,
@@ -90,7 +90,9 @@ pub fn sample_group(pgid: i32) -> io::Result<Sample> {
         };
         user_ticks += p.stat.utime + p.stat.cutime;
         sys_ticks += p.stat.stime + p.stat.cstime;
-        sum.threads += p.stat.num_threads;
+        sum.threads = sum
+            .threads
+            .saturating_add(u32::try_from(p.stat.num_threads).unwrap_or(u32::MAX));
         sum.rss_bytes += p.rss_bytes;
         sum.pss_bytes += p.pss_bytes;
         sum.voluntary_ctxt += p.voluntary_ctxt;
@@ -348,11 +350,12 @@ pub fn usage(samples: &[Sample]) -> Option<Usage> {
     let mut seen = samples.iter().filter(|s| s.processes > 0);
     let first = seen.next()?;
     let mut last = first;
-    let (mut rss, mut pss, mut threads) = (first.rss_bytes, first.pss_bytes, first.threads);
+    let (mut rss, mut pss, mut threads) =
+        (first.rss_bytes, first.pss_bytes, u64::from(first.threads));
     for s in seen {
         rss = rss.max(s.rss_bytes);
         pss = pss.max(s.pss_bytes);
-        threads = threads.max(s.threads);
+        threads = threads.max(u64::from(s.threads));
         last = s;
     }
     let cpu_user_s = (last.cpu_user_s - first.cpu_user_s).max(0.0);

@@ -275,7 +275,7 @@ impl Store {
     /// earlier measurement of the same cell (a failed cell retried on resume);
     /// returns its id, which stays the same across replacements. The server
     /// must have been recorded first.
-    pub fn record_measurement(&self, run: i64, m: &MeasurementRecord) -> Result<i64, StoreError> {
+    pub fn record_measurement(&self, run: i64, m: &Measurement) -> Result<i64, StoreError> {
         let failed = fail(&self.path, "recording a measurement");
         let tx = self.write().map_err(&failed)?;
         if !run_exists(&tx, run).map_err(&failed)? {
@@ -326,7 +326,7 @@ impl Store {
                     m.result_json,
                     m.histogram,
                     m.client_bound,
-                    rfc3339(m.started_at),
+                    m.started_at,
                     m.duration_s,
                 ],
                 |row| row.get(0),
@@ -475,8 +475,8 @@ impl Store {
             .map_err(&failed)?;
         detail.measurements = stmt
             .query_map(params![id], |row| {
-                Ok(StoredMeasurement {
-                    id: row.get(0)?,
+                Ok(Measurement {
+                    id: Some(row.get(0)?),
                     key: CellKey {
                         server: row.get(1)?,
                         variant: row.get(2)?,
@@ -504,7 +504,7 @@ impl Store {
             .measurements
             .iter()
             .enumerate()
-            .map(|(i, m)| (m.id, i))
+            .filter_map(|(i, m)| Some((m.id?, i)))
             .collect();
         let mut stmt = tx
             .prepare(
@@ -622,8 +622,8 @@ fn get_opt_u64(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> {
 
 /// A row of the samples query in [`Store::run`]: the measurement's id and
 /// the sample.
-fn read_sample(row: &Row<'_>) -> rusqlite::Result<(i64, SampleRow)> {
-    let sample = SampleRow {
+fn read_sample(row: &Row<'_>) -> rusqlite::Result<(i64, Sample)> {
+    let sample = Sample {
         t_s: row.get(1)?,
         cpu_user_s: row.get(2)?,
         cpu_sys_s: row.get(3)?,

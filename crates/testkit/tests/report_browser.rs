@@ -164,10 +164,7 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     assert!(!comparison.rows.is_empty());
     // Same machine, same suite: nothing to point out, though each run drew
     // its own work seed.
-    assert_ne!(
-        a.run.environment["work_seed"],
-        b.run.environment["work_seed"]
-    );
+    assert_ne!(a.run.work_seed, b.run.work_seed);
     assert_eq!(comparison.environment_differences, []);
     // The page is checked with a difference to show: B "moved" to another CPU.
     let mut moved = b.clone();

@@ -1,9 +1,9 @@
 //! The plain data that goes in and out of the results store.
 
-use std::time::SystemTime;
-
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
+
+pub use crate::sampler::Sample;
 
 /// Enumerations stored as their lowercase names, so the file reads well in
 /// `sqlite3` and the schema's CHECKs can list them.
@@ -136,26 +136,12 @@ pub struct CellKey {
     pub repetition: u32,
 }
 
-/// One /proc sample of the server's process tree, taken during a measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct SampleRow {
-    /// Seconds since the measurement started.
-    pub t_s: f64,
-    /// Cumulative over the process tree.
-    pub cpu_user_s: f64,
-    pub cpu_sys_s: f64,
-    pub rss_bytes: u64,
-    pub pss_bytes: u64,
-    pub threads: u32,
-    /// Cumulative over the process tree.
-    pub voluntary_ctxt: u64,
-    pub involuntary_ctxt: u64,
-    pub processes: u32,
-}
-
-/// One measurement as the runner hands it over.
+/// One measurement of a cell with its /proc samples: what the runner hands
+/// the store, and what the store gives back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MeasurementRecord {
+pub struct Measurement {
+    /// The store's id for it; `None` until it is stored.
+    pub id: Option<i64>,
     pub key: CellKey,
     pub status: MeasurementStatus,
     /// Required when the status is failed.
@@ -166,26 +152,12 @@ pub struct MeasurementRecord {
     pub histogram: Option<Vec<u8>>,
     /// The client, not the server, was the limit.
     pub client_bound: bool,
-    pub started_at: SystemTime,
-    pub duration_s: f64,
-    pub samples: Vec<SampleRow>,
-}
-
-/// One measurement as read back from the store.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredMeasurement {
-    pub id: i64,
-    pub key: CellKey,
-    pub status: MeasurementStatus,
-    pub failure: Option<String>,
-    pub result_json: Option<String>,
-    pub histogram: Option<Vec<u8>>,
-    pub client_bound: bool,
     /// RFC 3339 UTC.
     pub started_at: String,
     pub duration_s: f64,
-    /// In the order they were taken.
-    pub samples: Vec<SampleRow>,
+    /// Of the server's process tree, in the order they were taken; `t_s`
+    /// counts from the start of the measured phase.
+    pub samples: Vec<Sample>,
 }
 
 /// A line of the list of runs.
@@ -226,5 +198,5 @@ pub struct RunDetail {
     /// Ordered by server, then variant.
     pub servers: Vec<ServerRecord>,
     /// Ordered by cell key.
-    pub measurements: Vec<StoredMeasurement>,
+    pub measurements: Vec<Measurement>,
 }

@@ -64,8 +64,8 @@ fn key(server: &str, scenario: &str, connections: u32, repetition: u32) -> CellK
     }
 }
 
-fn sample(t_s: f64) -> SampleRow {
-    SampleRow {
+fn sample(t_s: f64) -> Sample {
+    Sample {
         t_s,
         cpu_user_s: t_s * 0.8,
         cpu_sys_s: t_s * 0.1,
@@ -79,29 +79,31 @@ fn sample(t_s: f64) -> SampleRow {
     }
 }
 
-fn ok(key: CellKey, samples: usize) -> MeasurementRecord {
-    MeasurementRecord {
+fn ok(key: CellKey, samples: usize) -> Measurement {
+    Measurement {
+        id: None,
         key,
         status: MeasurementStatus::Ok,
         failure: None,
         result_json: Some(r#"{"requests":1000,"rps":500.0}"#.into()),
         histogram: Some(vec![0x1c, 0x84, 0x93, 0x14, 0, 0xff]),
         client_bound: true,
-        started_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_042),
+        started_at: rfc3339(UNIX_EPOCH + Duration::from_millis(1_700_000_000_042)),
         duration_s: 2.0,
         samples: (0..samples).map(|i| sample(i as f64 / 10.0)).collect(),
     }
 }
 
-fn failed(key: CellKey, why: &str) -> MeasurementRecord {
-    MeasurementRecord {
+fn failed(key: CellKey, why: &str) -> Measurement {
+    Measurement {
+        id: None,
         key,
         status: MeasurementStatus::Failed,
         failure: Some(why.into()),
         result_json: None,
         histogram: None,
         client_bound: false,
-        started_at: UNIX_EPOCH,
+        started_at: rfc3339(UNIX_EPOCH),
         duration_s: 0.5,
         samples: Vec::new(),
     }
@@ -260,14 +262,14 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
     assert_eq!(detail.measurements.len(), 3);
     for (stored, &i) in detail.measurements.iter().zip(&order) {
         let r = &records[i];
-        assert_eq!(stored.id, ids[i]);
+        assert_eq!(stored.id, Some(ids[i]));
         assert_eq!(stored.key, r.key);
         assert_eq!(stored.status, r.status);
         assert_eq!(stored.failure, r.failure);
         assert_eq!(stored.result_json, r.result_json);
         assert_eq!(stored.histogram, r.histogram);
         assert_eq!(stored.client_bound, r.client_bound);
-        assert_eq!(stored.started_at, rfc3339(r.started_at));
+        assert_eq!(stored.started_at, r.started_at);
         assert_eq!(stored.duration_s, r.duration_s);
         assert_eq!(stored.samples, r.samples);
     }
