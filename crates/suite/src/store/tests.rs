@@ -531,3 +531,43 @@ fn reading_never_creates_or_migrates_a_store() {
     assert!(store.runs().unwrap().is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn opening_a_schema_1_store_to_write_moves_its_seed_to_the_new_column() {
+    let dir = std::env::temp_dir().join(format!("netbench-mig-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("v1.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(super::schema::MIGRATIONS[0]).unwrap();
+    conn.execute_batch(
+        "PRAGMA user_version = 1;
+         INSERT INTO runs (suite, suite_toml, command, started_at, status, environment, placement)
+         VALUES ('quick', 'repetitions = 5', 'c', '2026-11-01T00:00:00Z', 'interrupted',
+                 '{\"work_seed\": 1234567890123}', '{}'),
+                ('old', 'repetitions = 1', 'c', '2026-11-01T00:00:00Z', 'complete', '{}', '{}');",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(pragma::<u32>(&store, "user_version"), SCHEMA_VERSION);
+    let first = store.run(1).unwrap();
+    assert_eq!(first.work_seed, Some(1_234_567_890_123));
+    assert_eq!(first.repetitions, None);
+    assert_eq!(
+        store.run(2).unwrap().work_seed,
+        None,
+        "no seed to carry over"
+    );
+    // New runs keep both facts in their columns, the seed's 64 bits intact.
+    let mut run = new_run("quick");
+    run.repetitions = Some(4);
+    run.work_seed = u64::MAX - 1;
+    let id = store.begin_run(&run).unwrap();
+    let back = store.run(id).unwrap();
+    assert_eq!(
+        (back.repetitions, back.work_seed),
+        (Some(4), Some(u64::MAX - 1))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
