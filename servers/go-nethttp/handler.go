@@ -127,9 +127,39 @@ func compute(body []byte) (*workResponse, error) {
 // parseDate parses a contract timestamp. time.Parse checks the ranges
 // (month 13, day 30 of February, hour 24 and second 60 are errors); it would
 // also take a comma before the milliseconds, which the contract does not allow.
+// parseDate checks the exact shape first: time.Parse alone accepts more than
+// the contract does (a sign in the fraction, as in "00.+01Z").
 func parseDate(s string) (time.Time, error) {
-	if len(s) != len(dateLayout) || s[19] != '.' {
+	if len(s) != len(dateLayout) {
 		return time.Time{}, errInvalid
+	}
+	for i := 0; i < len(s); i++ {
+		switch i {
+		case 4, 7:
+			if s[i] != '-' {
+				return time.Time{}, errInvalid
+			}
+		case 10:
+			if s[i] != 'T' {
+				return time.Time{}, errInvalid
+			}
+		case 13, 16:
+			if s[i] != ':' {
+				return time.Time{}, errInvalid
+			}
+		case 19:
+			if s[i] != '.' {
+				return time.Time{}, errInvalid
+			}
+		case 23:
+			if s[i] != 'Z' {
+				return time.Time{}, errInvalid
+			}
+		default:
+			if s[i] < '0' || s[i] > '9' {
+				return time.Time{}, errInvalid
+			}
+		}
 	}
 	return time.Parse(dateLayout, s)
 }

@@ -142,6 +142,7 @@ func TestWorkBadRequest(t *testing.T) {
 		"date null":         withGroup(`{"kind":"k","default":true,"balance":1,"dates":[null]}`),
 		"empty dates":       withGroup(`{"kind":"k","default":true,"balance":1,"dates":[]}`),
 		"invalid date":      withGroup(`{"kind":"k","default":true,"balance":1,"dates":["2020-01-12T10:53:17.773Z","2020-13-45T99:00:00.000Z"]}`),
+		"signed fraction":   withGroup(`{"kind":"k","default":true,"balance":1,"dates":["2020-01-01T00:00:00.+01Z"]}`),
 		"yesterday":         withGroup(`{"kind":"k","default":true,"balance":1,"dates":["yesterday"]}`),
 		"30 February":       withGroup(`{"kind":"k","default":true,"balance":1,"dates":["2020-02-30T00:00:00.000Z"]}`),
 		"no milliseconds":   withGroup(`{"kind":"k","default":true,"balance":1,"dates":["2020-01-12T10:53:17Z"]}`),

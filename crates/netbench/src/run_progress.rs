@@ -54,15 +54,24 @@ impl Observer for ConsoleProgress {
                 servers,
                 cells,
                 done_before,
+                estimate,
             } => {
                 let resumed = if done_before > 0 {
                     format!(", {done_before} already done")
                 } else {
                     String::new()
                 };
+                let estimate = match estimate {
+                    Some(d) => format!(
+                        "; about {} of measuring, plus builds (the first ones may take \
+                         minutes) and verification",
+                        minutes(d)
+                    ),
+                    None => String::new(),
+                };
                 writeln!(
                     err,
-                    "netbench run {run}: {servers} server variants, {cells} measurements{resumed}"
+                    "netbench run {run}: {servers} server variants, {cells} measurements{resumed}{estimate}"
                 )
             }
             Event::Building { server } => write!(err, "build  {server} ... "),
@@ -138,5 +147,15 @@ impl Observer for ConsoleProgress {
             Event::Finished { run, status } => writeln!(err, "run {run} {}", status.as_str()),
         };
         let _ = err.flush();
+    }
+}
+
+/// `45 s`, `12 min`, `1 h 05 min`.
+fn minutes(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=89 => format!("{s} s"),
+        90..=3599 => format!("{} min", (s + 30) / 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600 + 30) / 60),
     }
 }

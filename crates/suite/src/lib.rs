@@ -1,7 +1,7 @@
 //! Orchestration of `netbench run`: suite files, server manifests, builds,
 //! server lifecycle (own process group, readiness, certain stop), CPU
-//! placement, /proc sampling, the matrix of cells, statistics over
-//! repetitions and the SQLite results store.
+//! placement, /proc sampling, the matrix of cells and the SQLite results
+//! store. (Statistics over repetitions belong to the reports.)
 
 mod cell;
 pub mod environment;

@@ -54,6 +54,9 @@ pub enum Event<'a> {
         servers: usize,
         cells: usize,
         done_before: usize,
+        /// How long the cells still to run should take to measure (builds
+        /// and verification not included); None when the suite cannot say.
+        estimate: Option<Duration>,
     },
     Building {
         server: &'a str,
@@ -354,6 +357,7 @@ pub fn run_suite(
         servers: targets.len(),
         cells: total,
         done_before: done.len(),
+        estimate: suite.estimate(total.saturating_sub(done.len())),
     });
 
     let cancelled = || req.cancel.load(Ordering::Relaxed);

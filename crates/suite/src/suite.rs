@@ -191,6 +191,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// What starting a server and seeing it ready adds to a cell, for estimates
+/// (most servers here are ready in well under a second; a JVM takes one).
+pub const START_ALLOWANCE: Duration = Duration::from_secs(1);
+
 /// The most distinct work documents a scenario may generate (each is kept in
 /// memory with its expected answer for the whole cell).
 pub const MAX_WORK_DOCUMENTS: usize = 1_000_000;
@@ -394,6 +398,26 @@ impl Suite {
         Ok(self)
     }
 
+    /// How long measuring `cells` cells of this suite takes, spread evenly
+    /// over its scenarios: warm-up, measurement and cool-down of each, plus
+    /// [`START_ALLOWANCE`] to start the server and see it ready. None when a
+    /// scenario is an exact request count, whose length depends on the server.
+    pub fn estimate(&self, cells: usize) -> Option<Duration> {
+        let per_round: usize = self.cells_per_round();
+        if per_round == 0 {
+            return Some(Duration::ZERO);
+        }
+        let mut round = Duration::ZERO;
+        for s in &self.scenarios {
+            let Length::Duration(d) = s.length else {
+                return None;
+            };
+            let one = s.warmup + d + self.cooldown + START_ALLOWANCE;
+            round += one * s.connections.len() as u32;
+        }
+        Some(round.mul_f64(cells as f64 / per_round as f64))
+    }
+
     /// Measurements per repetition round and server variant.
     pub fn cells_per_round(&self) -> usize {
         self.scenarios.iter().map(|s| s.connections.len()).sum()
@@ -521,6 +545,30 @@ mod tests {
     }
 
     #[test]
+    fn estimates_count_warmup_duration_cooldown_and_start() {
+        let timed = r#"
+            servers = ["*"]
+            cooldown = "500ms"
+            [[scenarios]]
+            name = "blank"
+            endpoint = "blank"
+            connections = [1, 100]
+            duration = "2s"
+            warmup = "500ms"
+        "#;
+        let s = Suite::parse("t", timed).unwrap();
+        // Per cell: 0.5 s warm-up + 2 s + 0.5 s cool-down + 1 s to start.
+        assert_eq!(s.estimate(6), Some(Duration::from_secs(4 * 6)));
+        assert_eq!(s.estimate(0), Some(Duration::ZERO));
+        let q = Suite::parse("quick", QUICK).unwrap();
+        assert_eq!(
+            q.estimate(4),
+            None,
+            "a request count has no length of its own"
+        );
+    }
+
+    #[test]
     fn cpu_lists_and_durations() {
         assert_eq!(parse_cpu_list("0"), Some(vec![0]));
         assert_eq!(parse_cpu_list("0-2,5"), Some(vec![0, 1, 2, 5]));
@@ -548,7 +596,7 @@ mod tests {
     #[test]
     fn the_shipped_suites_parse() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
-        for name in ["quick", "standard", "stress"] {
+        for name in ["quick", "standard", "full", "stress"] {
             let s = Suite::load(name, &dir).unwrap_or_else(|e| panic!("{e}"));
             assert!(!s.scenarios.is_empty());
         }

@@ -251,7 +251,7 @@ pub(super) fn rejections(ctx: &mut Ctx<'_>) -> Vec<Check> {
         f(&mut d);
         serde_json::to_vec(&d).expect("a Value always serializes")
     };
-    let bodies: [(&'static str, &str, Vec<u8>); 5] = [
+    let bodies: [(&'static str, &str, Vec<u8>); 4] = [
         (
             "bad-json",
             "a body that is not JSON",
@@ -274,11 +274,6 @@ pub(super) fn rejections(ctx: &mut Ctx<'_>) -> Vec<Check> {
             "an empty dates list",
             edit(&|d| d["group"]["dates"] = Value::Array(vec![])),
         ),
-        (
-            "bad-date",
-            "the date 2020-13-45T99:00:00.000Z",
-            edit(&|d| d["group"]["dates"][1] = "2020-13-45T99:00:00.000Z".into()),
-        ),
     ];
     let path = ctx.path("/work");
     let mut out = Vec::new();
@@ -295,7 +290,48 @@ pub(super) fn rejections(ctx: &mut Ctx<'_>) -> Vec<Check> {
             }
         });
     }
+    out.push(bad_dates(ctx, &edit));
     out
+}
+
+/// Dates that look nearly right: each is a way a lax parser lets a wrong
+/// date through (a string compare, a library that accepts signs or offsets,
+/// calendar arithmetic that rolls over).
+const NEAR_MISS_DATES: [&str; 9] = [
+    "2020-13-45T99:00:00.000Z",
+    "2021-02-29T00:00:00.000Z",
+    "2020-01-01T24:00:00.000Z",
+    "2020-01-01T00:00:60.000Z",
+    "2020-01-01T00:00:00.+01Z",
+    "2020-01-01T00:00:00.000+00:00",
+    "2020-01-01T00:00:00Z",
+    "2020-1-01T00:00:00.000Z",
+    "2020-01-01 00:00:00.000Z",
+];
+
+/// `bad-date`: every near-miss date is answered 400.
+fn bad_dates(ctx: &mut Ctx<'_>, edit: &dyn Fn(&dyn Fn(&mut Value)) -> Vec<u8>) -> Check {
+    let path = ctx.path("/work");
+    for date in NEAR_MISS_DATES {
+        let what = format!("the date {date}");
+        let body = edit(&|d| d["group"]["dates"][1] = date.into());
+        match ctx.client().request("POST", &path, Some(&body)) {
+            Err(e) => return fail("bad-date", format!("{what}: {e}")),
+            Ok(r) => {
+                ctx.saw(&what, &r);
+                if r.status != 400 {
+                    return fail(
+                        "bad-date",
+                        format!("{what} answered {}, want 400", r.status),
+                    );
+                }
+            }
+        }
+    }
+    pass(
+        "bad-date",
+        format!("400 for each of {} near-miss dates", NEAR_MISS_DATES.len()),
+    )
 }
 
 pub(super) fn keep_alive(ctx: &mut Ctx<'_>) -> Check {
@@ -429,4 +465,16 @@ pub(super) fn date(ctx: &mut Ctx<'_>) -> Check {
         "date",
         "a valid Date on every answer, and it moves with time",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_near_miss_date_is_one_the_contract_rejects() {
+        for date in NEAR_MISS_DATES {
+            assert_eq!(crate::parse_iso_millis(date), None, "{date}");
+        }
+    }
 }
