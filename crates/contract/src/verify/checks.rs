@@ -290,7 +290,7 @@ pub(super) fn rejections(ctx: &mut Ctx<'_>) -> Vec<Check> {
             }
         });
     }
-    out.push(bad_dates(ctx, &edit));
+    out.push(bad_dates(ctx, &doc));
     out
 }
 
@@ -310,11 +310,14 @@ const NEAR_MISS_DATES: [&str; 9] = [
 ];
 
 /// `bad-date`: every near-miss date is answered 400.
-fn bad_dates(ctx: &mut Ctx<'_>, edit: &dyn Fn(&dyn Fn(&mut Value)) -> Vec<u8>) -> Check {
+/// `doc` is a good document; each attempt replaces its second date.
+fn bad_dates(ctx: &mut Ctx<'_>, doc: &Value) -> Check {
     let path = ctx.path("/work");
     for date in NEAR_MISS_DATES {
         let what = format!("the date {date}");
-        let body = edit(&|d| d["group"]["dates"][1] = date.into());
+        let mut d = doc.clone();
+        d["group"]["dates"][1] = date.into();
+        let body = serde_json::to_vec(&d).expect("a Value always serializes");
         match ctx.client().request("POST", &path, Some(&body)) {
             Err(e) => return fail("bad-date", format!("{what}: {e}")),
             Ok(r) => {
