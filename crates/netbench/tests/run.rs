@@ -34,7 +34,7 @@ fn project(dir: &Path) -> (PathBuf, PathBuf) {
     let suite = dir.join("one.toml");
     std::fs::write(
         &suite,
-        "servers = [\"*\"]\n[[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [1]\nduration = \"1s\"\n",
+        "servers = [\"*\"]\nquiet_wait = \"0s\"\n[[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [1]\nduration = \"1s\"\n",
     )
     .unwrap();
     (suite, www)

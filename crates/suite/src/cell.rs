@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use netbench_engine::{LoadPlan, LoadResult, Pacing, RequestTemplate, RunControl, Stop, Url};
 
+use crate::noise::{self, Noise};
 use crate::sampler::Sampler;
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{rfc3339, CellKey, Measurement, MeasurementStatus, Sample};
@@ -27,6 +28,8 @@ pub struct CellEnv<'a> {
     pub client_workers: usize,
     pub cell_timeout: Duration,
     pub ready_within: Duration,
+    /// The longest to wait for a quiet machine before the cell.
+    pub quiet_wait: Duration,
     /// The run's cancel flag (Ctrl-C, SIGTERM).
     pub cancel: &'a Arc<AtomicBool>,
 }
@@ -58,6 +61,7 @@ fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOu
             started_at: rfc3339(at),
             duration_s: started.elapsed().as_secs_f64(),
             samples: Vec::new(),
+            noise: None,
         },
         result: None,
     }))
@@ -99,6 +103,9 @@ pub fn run_cell(
     key: CellKey,
     requests: &RequestsFor<'_>,
 ) -> CellOutcome {
+    // Another process keeping the CPUs busy would be measured along with
+    // the server: wait, a bounded time, for it to stop, and say so.
+    let (busy_before, quiet_wait) = noise::wait_for_quiet(env.quiet_wait, env.cancel);
     let started = Instant::now();
     let at = SystemTime::now();
     let port = match free_port() {
@@ -135,6 +142,11 @@ pub fn run_cell(
         env.client_workers,
     );
     let control = RunControl::new(&plan);
+    // The machine-speed control: the same fixed work on the server's and
+    // the client's CPUs (this thread is pinned to the client's) before and
+    // after the cell.
+    let probes_before = (noise::probe(env.server_cpus), noise::probe(None));
+    let load = noise::LoadWindow::start(Some(server.pid()));
     let sampler = Sampler::start(server.pid(), SAMPLE_EVERY);
     let done = AtomicBool::new(false);
     let mut timed_out = false;
@@ -160,6 +172,8 @@ pub fn run_cell(
         result
     });
     let samples = sampler.stop();
+    let load = load.and_then(noise::LoadWindow::finish);
+    let probes_after = (noise::probe(env.server_cpus), noise::probe(None));
     let crashed = server.exited();
     let tail = server.log_tail();
     server.stop(Duration::from_secs(5));
@@ -215,9 +229,32 @@ pub fn run_cell(
         started_at: rfc3339(at),
         duration_s: result.duration_s,
         samples: rows,
+        noise: measured_noise(probes_before, probes_after, load, busy_before, quiet_wait),
     };
     CellOutcome::Done(Box::new(Measured {
         record,
         result: Some(result),
     }))
+}
+
+/// The cell's noise facts, when the probes and /proc/stat could be read.
+fn measured_noise(
+    before: (Option<f64>, Option<f64>),
+    after: (Option<f64>, Option<f64>),
+    load: Option<noise::Load>,
+    busy_before: f64,
+    quiet_wait: Duration,
+) -> Option<Noise> {
+    let (sb, cb) = (before.0?, before.1?);
+    let (sa, ca) = (after.0?, after.1?);
+    let load = load?;
+    Some(Noise {
+        probe_server_ns: (sb + sa) / 2.0,
+        probe_client_ns: (cb + ca) / 2.0,
+        probe_drift: sa / sb - 1.0,
+        steal: load.steal,
+        other_busy_cores: load.other_busy_cores,
+        other_busy_before_cores: busy_before,
+        quiet_wait_s: quiet_wait.as_secs_f64(),
+    })
 }

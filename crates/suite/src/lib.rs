@@ -7,6 +7,7 @@ mod cell;
 pub mod environment;
 mod logs;
 mod manifest;
+pub mod noise;
 pub mod placement;
 mod runner;
 pub mod sampler;

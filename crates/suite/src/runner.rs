@@ -405,6 +405,7 @@ pub fn run_suite(
         client_workers,
         cell_timeout: suite.cell_timeout,
         ready_within: req.ready_within,
+        quiet_wait: suite.quiet_wait,
         cancel: &req.cancel,
     };
     let to_run = cells(suite, repetitions, &ready).filter(|c| !done.contains(&c.key));

@@ -303,8 +303,11 @@ impl Store {
             .query_row(
                 "INSERT INTO measurements (run_id, server, variant, scenario, connections, repetition,
                                            status, failure, result, histogram, client_bound,
-                                           started_at, duration_s)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                                           started_at, duration_s, probe_server_ns, probe_client_ns,
+                                           probe_drift, steal, other_busy_cores,
+                                           other_busy_before_cores, quiet_wait_s)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                         ?18, ?19, ?20)
                  ON CONFLICT (run_id, server, variant, scenario, connections, repetition) DO UPDATE SET
                      status = excluded.status,
                      failure = excluded.failure,
@@ -312,7 +315,14 @@ impl Store {
                      histogram = excluded.histogram,
                      client_bound = excluded.client_bound,
                      started_at = excluded.started_at,
-                     duration_s = excluded.duration_s
+                     duration_s = excluded.duration_s,
+                     probe_server_ns = excluded.probe_server_ns,
+                     probe_client_ns = excluded.probe_client_ns,
+                     probe_drift = excluded.probe_drift,
+                     steal = excluded.steal,
+                     other_busy_cores = excluded.other_busy_cores,
+                     other_busy_before_cores = excluded.other_busy_before_cores,
+                     quiet_wait_s = excluded.quiet_wait_s
                  RETURNING id",
                 params![
                     run,
@@ -328,6 +338,13 @@ impl Store {
                     m.client_bound,
                     m.started_at,
                     m.duration_s,
+                    m.noise.map(|n| n.probe_server_ns),
+                    m.noise.map(|n| n.probe_client_ns),
+                    m.noise.map(|n| n.probe_drift),
+                    m.noise.map(|n| n.steal),
+                    m.noise.map(|n| n.other_busy_cores),
+                    m.noise.map(|n| n.other_busy_before_cores),
+                    m.noise.map(|n| n.quiet_wait_s),
                 ],
                 |row| row.get(0),
             )
@@ -468,7 +485,9 @@ impl Store {
         let mut stmt = tx
             .prepare(
                 "SELECT id, server, variant, scenario, connections, repetition, status, failure,
-                        result, histogram, client_bound, started_at, duration_s
+                        result, histogram, client_bound, started_at, duration_s,
+                        probe_server_ns, probe_client_ns, probe_drift, steal, other_busy_cores,
+                        other_busy_before_cores, quiet_wait_s
                  FROM measurements WHERE run_id = ?1
                  ORDER BY server, variant, scenario, connections, repetition",
             )
@@ -492,6 +511,7 @@ impl Store {
                     started_at: row.get(11)?,
                     duration_s: row.get(12)?,
                     samples: Vec::new(),
+                    noise: read_noise(row, 13)?,
                 })
             })
             .map_err(&failed)?
@@ -635,6 +655,22 @@ fn read_sample(row: &Row<'_>) -> rusqlite::Result<(i64, Sample)> {
         processes: row.get(9)?,
     };
     Ok((row.get(0)?, sample))
+}
+
+/// The noise columns from `at` on; None when the measurement has none.
+fn read_noise(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<Noise>> {
+    let Some(probe_server_ns) = row.get::<_, Option<f64>>(at)? else {
+        return Ok(None);
+    };
+    Ok(Some(Noise {
+        probe_server_ns,
+        probe_client_ns: row.get::<_, Option<f64>>(at + 1)?.unwrap_or(0.0),
+        probe_drift: row.get::<_, Option<f64>>(at + 2)?.unwrap_or(0.0),
+        steal: row.get::<_, Option<f64>>(at + 3)?.unwrap_or(0.0),
+        other_busy_cores: row.get::<_, Option<f64>>(at + 4)?.unwrap_or(0.0),
+        other_busy_before_cores: row.get::<_, Option<f64>>(at + 5)?.unwrap_or(0.0),
+        quiet_wait_s: row.get::<_, Option<f64>>(at + 6)?.unwrap_or(0.0),
+    }))
 }
 
 fn get_json(row: &Row<'_>, idx: usize) -> rusqlite::Result<serde_json::Value> {

@@ -75,6 +75,9 @@ pub struct Suite {
     pub placement: Placement,
     /// A measurement still running after this is cancelled and fails.
     pub cell_timeout: Duration,
+    /// The longest to wait before a cell for other processes to leave the
+    /// CPUs alone (0: look once, never wait).
+    pub quiet_wait: Duration,
     /// The suite file's text, stored with every run.
     pub source: String,
 }
@@ -118,6 +121,8 @@ struct RawSuite {
     cooldown: Option<String>,
     #[serde(default)]
     cell_timeout: Option<String>,
+    #[serde(default)]
+    quiet_wait: Option<String>,
     #[serde(default)]
     placement: Option<RawPlacement>,
     scenarios: Vec<RawScenario>,
@@ -330,6 +335,7 @@ impl Suite {
             repetitions: raw.repetitions,
             cooldown: duration("cooldown", &raw.cooldown, Duration::from_secs(1))?,
             placement,
+            quiet_wait: duration("quiet_wait", &raw.quiet_wait, crate::noise::QUIET_MAX_WAIT)?,
             cell_timeout: match duration(
                 "cell_timeout",
                 &raw.cell_timeout,

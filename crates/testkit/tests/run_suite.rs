@@ -84,6 +84,11 @@ fn quick_matrix_against_two_real_servers() {
             .samples
             .iter()
             .all(|s| s.rss_bytes > 0 && s.processes >= 1));
+        // The machine-speed control and the noise around the cell.
+        let n = m.noise.expect("a measured cell keeps its noise facts");
+        assert!(n.probe_server_ns > 0.0 && n.probe_client_ns > 0.0, "{n:?}");
+        assert!((0.0..=1.0).contains(&n.steal), "{n:?}");
+        assert!(n.other_busy_cores >= 0.0 && n.quiet_wait_s == 0.0, "{n:?}");
     }
     // Interleaved: in the order they ran, the servers alternate.
     let mut in_order: Vec<_> = run.measurements.iter().collect();
@@ -113,6 +118,7 @@ fn faults_are_recorded_with_their_reasons_and_the_run_goes_on() {
     let suite = r#"
         servers = ["*"]
         cooldown = "50ms"
+        quiet_wait = "0s"
         [[scenarios]]
         name = "blank"
         endpoint = "blank"
@@ -196,6 +202,7 @@ fn an_interrupted_run_resumes_where_it_stopped() {
         servers = ["good"]
         repetitions = 2
         cooldown = "10ms"
+        quiet_wait = "0s"
         [[scenarios]]
         name = "blank"
         endpoint = "blank"

@@ -3,6 +3,7 @@
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
 
+pub use crate::noise::Noise;
 pub use crate::sampler::Sample;
 
 /// Enumerations stored as their lowercase names, so the file reads well in
@@ -158,6 +159,9 @@ pub struct Measurement {
     /// Of the server's process tree, in the order they were taken; `t_s`
     /// counts from the start of the measured phase.
     pub samples: Vec<Sample>,
+    /// The machine-speed control and the noise around the cell; None for
+    /// a failed cell and for measurements made before they were kept.
+    pub noise: Option<Noise>,
 }
 
 /// A line of the list of runs.

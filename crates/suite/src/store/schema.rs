@@ -92,6 +92,17 @@ ALTER TABLE runs ADD COLUMN work_seed INTEGER;
 UPDATE runs SET work_seed = json_extract(environment, '$.work_seed')
  WHERE json_type(environment, '$.work_seed') = 'integer';
 "#,
+    // 3: the machine-speed control and the noise around each measurement
+    // (crates/suite/src/noise.rs); NULL for measurements made before.
+    r#"
+ALTER TABLE measurements ADD COLUMN probe_server_ns REAL CHECK (probe_server_ns IS NULL OR probe_server_ns > 0);
+ALTER TABLE measurements ADD COLUMN probe_client_ns REAL CHECK (probe_client_ns IS NULL OR probe_client_ns > 0);
+ALTER TABLE measurements ADD COLUMN probe_drift REAL;
+ALTER TABLE measurements ADD COLUMN steal REAL CHECK (steal IS NULL OR steal >= 0);
+ALTER TABLE measurements ADD COLUMN other_busy_cores REAL CHECK (other_busy_cores IS NULL OR other_busy_cores >= 0);
+ALTER TABLE measurements ADD COLUMN other_busy_before_cores REAL CHECK (other_busy_before_cores IS NULL OR other_busy_before_cores >= 0);
+ALTER TABLE measurements ADD COLUMN quiet_wait_s REAL CHECK (quiet_wait_s IS NULL OR quiet_wait_s >= 0);
+"#,
 ];
 
 /// The schema version this code reads and writes.

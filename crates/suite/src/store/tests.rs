@@ -91,6 +91,15 @@ fn ok(key: CellKey, samples: usize) -> Measurement {
         started_at: rfc3339(UNIX_EPOCH + Duration::from_millis(1_700_000_000_042)),
         duration_s: 2.0,
         samples: (0..samples).map(|i| sample(i as f64 / 10.0)).collect(),
+        noise: Some(Noise {
+            probe_server_ns: 812_345.5,
+            probe_client_ns: 790_001.0,
+            probe_drift: -0.012,
+            steal: 0.031,
+            other_busy_cores: 0.12,
+            other_busy_before_cores: 0.4,
+            quiet_wait_s: 1.25,
+        }),
     }
 }
 
@@ -106,6 +115,7 @@ fn failed(key: CellKey, why: &str) -> Measurement {
         started_at: rfc3339(UNIX_EPOCH),
         duration_s: 0.5,
         samples: Vec::new(),
+        noise: None,
     }
 }
 
@@ -272,6 +282,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
         assert_eq!(stored.started_at, r.started_at);
         assert_eq!(stored.duration_s, r.duration_s);
         assert_eq!(stored.samples, r.samples);
+        assert_eq!(stored.noise, r.noise);
     }
     assert_eq!(
         detail.measurements[0].started_at,
