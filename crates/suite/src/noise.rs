@@ -219,20 +219,21 @@ pub(crate) fn load_between(a: CpuTicks, b: CpuTicks, ours_s: f64, wall: f64, hz:
 /// (fewer than [`QUIET_THRESHOLD_CORES`] busy outside netbench); returns the
 /// last look's busy cores and how long it waited. A cancel ends the wait.
 pub fn wait_for_quiet(max_wait: Duration, cancel: &AtomicBool) -> (f64, Duration) {
-    let started = Instant::now();
+    // The first look is part of every cell; only the looks after it wait.
+    let mut first_look_end: Option<Instant> = None;
     loop {
         let Some(window) = LoadWindow::start(None) else {
-            return (0.0, started.elapsed());
+            return (0.0, Duration::ZERO);
         };
         std::thread::sleep(QUIET_WINDOW);
         let busy = window.finish().map_or(0.0, |l| l.other_busy_cores);
-        let waited = started.elapsed();
+        let now = Instant::now();
+        let waited = now - *first_look_end.get_or_insert(now);
         if busy < QUIET_THRESHOLD_CORES
             || waited + QUIET_WINDOW > max_wait
             || cancel.load(Ordering::Relaxed)
         {
-            // The first look is part of every cell, not a wait.
-            return (busy, waited.saturating_sub(QUIET_WINDOW));
+            return (busy, waited);
         }
     }
 }
