@@ -196,12 +196,15 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "RUN", conflicts_with = "suite")]
     pub resume: Option<i64>,
 
-    /// Repetitions of every cell instead of the suite's (3 in standard).
+    /// Repetitions of every cell instead of the suite's (2 in standard): a
+    /// count from 1 to 1000, or `auto`: 3 rounds, then more rounds of only the
+    /// cells whose 95% interval is wider than ±5%, until each settles, 10
+    /// rounds, or a 25-minute budget (a suite's [auto] table changes these).
     /// `netbench compare` needs 4 or more a side to call a change
     /// significant.
-    #[arg(long, value_name = "N", conflicts_with = "resume",
-          value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repetitions: Option<u32>,
+    #[arg(long, value_name = "N|auto", conflicts_with = "resume",
+          value_parser = parse_repetitions)]
+    pub repetitions: Option<RepetitionsArg>,
 
     #[command(flatten)]
     pub store: StoreArgs,
@@ -399,4 +402,21 @@ pub(crate) struct LoadArgs {
     /// No live progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `--repetitions`: a count, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepetitionsArg {
+    Count(u32),
+    Auto,
+}
+
+fn parse_repetitions(s: &str) -> Result<RepetitionsArg, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(RepetitionsArg::Auto);
+    }
+    match s.parse::<u32>() {
+        Ok(n @ 1..=1000) => Ok(RepetitionsArg::Count(n)),
+        _ => Err(format!("`{s}` is not in 1..=1000 nor `auto`")),
+    }
 }

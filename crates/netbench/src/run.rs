@@ -9,9 +9,9 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use netbench_report::write_run_table;
 use netbench_suite::store::{RunStatus, Store};
-use netbench_suite::{run_suite, RunRequest, Suite};
+use netbench_suite::{run_suite, Repetitions, RunRequest, Suite};
 
-use crate::cli::{RunArgs, ShowArgs, StoreArgs, DEFAULT_DB};
+use crate::cli::{RepetitionsArg, RunArgs, ShowArgs, StoreArgs, DEFAULT_DB};
 use crate::exit;
 use crate::run_progress::ConsoleProgress;
 
@@ -40,9 +40,22 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
             }
             let suite = Suite::parse(&stored.suite, &stored.suite_toml)
                 .context("the stored suite of that run")?;
-            (suite, stored.repetitions)
+            let kept = match (stored.adaptive, stored.repetitions) {
+                (Some(a), _) => Some(Repetitions::Auto(a)),
+                (None, Some(n)) => Some(Repetitions::Count(n)),
+                (None, None) => None,
+            };
+            (suite, kept)
         }
-        None => (Suite::load(&args.suite, &args.suites)?, args.repetitions),
+        None => {
+            let suite = Suite::load(&args.suite, &args.suites)?;
+            let given = match args.repetitions {
+                Some(RepetitionsArg::Count(n)) => Some(Repetitions::Count(n)),
+                Some(RepetitionsArg::Auto) => Some(Repetitions::Auto(suite.auto_settings())),
+                None => None,
+            };
+            (suite, given)
+        }
     };
     if !args.servers.is_dir() {
         bail!(
@@ -67,6 +80,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         resume: args.resume,
         repetitions,
+        settle: netbench_report::stats::settled,
         cancel,
         ready_within: netbench_suite::READY_WITHIN,
     };

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use netbench_suite::{Event, Observer};
+use netbench_suite::{Event, Observer, Stopped};
 
 use netbench_report::{first_line_safe, thousands};
 
@@ -143,6 +143,18 @@ impl Observer for ConsoleProgress {
                     ),
                     (None, None) => writeln!(err, "done{eta}"),
                 }
+            }
+            Event::AdaptiveRound { round, cells } => writeln!(
+                err,
+                "round {round}: {cells} measurements still too noisy to rank (95% interval wider than the target)"
+            ),
+            Event::AdaptiveStopped { stopped, unsettled } => {
+                let why = match stopped {
+                    Stopped::Settled => "every cell settled".to_string(),
+                    Stopped::Budget => format!("time budget reached, {unsettled} cells unsettled"),
+                    Stopped::Max => format!("most rounds reached, {unsettled} cells unsettled"),
+                };
+                writeln!(err, "adaptive repetitions: {why}")
             }
             Event::Finished { run, status } => writeln!(err, "run {run} {}", status.as_str()),
         };

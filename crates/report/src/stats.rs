@@ -102,6 +102,21 @@ pub fn too_noisy(s: &Summary) -> bool {
     s.cv > NOISY_CV
 }
 
+/// The half-width of the 95% interval of the mean, relative to the mean:
+/// 0.05 means ±5%. None with fewer than two values or a zero mean.
+pub fn relative_half_width(s: &Summary) -> Option<f64> {
+    let (lo, hi) = s.ci95?;
+    (s.mean != 0.0).then(|| (hi - lo) / 2.0 / s.mean.abs())
+}
+
+/// Adaptive repetitions' rule (`netbench_suite::SettleRule`): settled when
+/// the 95% interval of the mean is within `target` of it.
+pub fn settled(values: &[f64], target: f64) -> bool {
+    summarize(values)
+        .and_then(|s| relative_half_width(&s))
+        .is_some_and(|w| w <= target)
+}
+
 /// Whether the confidence intervals of two cells overlap, so that a table
 /// should call their difference within noise. Overlap is the cautious test:
 /// intervals that do not overlap mean a real difference, while overlapping
@@ -121,6 +136,20 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn settling_follows_the_interval_not_the_spread_alone() {
+        // 100 ± 1 over 3 values: t(2) = 4.303, sd 1, half-width 2.48%.
+        assert!(settled(&[99.0, 100.0, 101.0], 0.05));
+        assert!(!settled(&[99.0, 100.0, 101.0], 0.02));
+        // The same spread settles at ±2% with more values: n, not a wider
+        // formula, narrows the interval.
+        let many: Vec<f64> = (0..12).map(|i| 99.0 + (i % 3) as f64).collect();
+        assert!(settled(&many, 0.02));
+        assert!(!settled(&[100.0], 0.5), "one value has no interval");
+        assert!(!settled(&[], 0.5));
+        assert!(!settled(&[0.0, 0.0], 0.5), "no relative width around zero");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! placement, /proc sampling, the matrix of cells and the SQLite results
 //! store. (Statistics over repetitions belong to the reports.)
 
+mod adaptive;
 mod cell;
 pub mod environment;
 mod logs;
@@ -17,6 +18,7 @@ mod suite;
 mod targets;
 mod toml_error;
 
+pub use adaptive::{Adaptive, SettleRule, Stopped};
 pub use cell::READY_WITHIN;
 pub use manifest::{
     discover, load_manifest, parse_manifest, ManifestError, Model, ServerManifest, Tier, Variant,
@@ -27,7 +29,7 @@ pub use server::{
     StartSpec,
 };
 pub use suite::{
-    parse_cpu_list, parse_duration, selector_matches, Endpoint, Length, Placement, Scenario, Suite,
-    SuiteError,
+    parse_cpu_list, parse_duration, selector_matches, Endpoint, Length, Placement, Repetitions,
+    Scenario, Suite, SuiteError,
 };
 pub use targets::{select, Target};

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use netbench_contract::{
     blank_request, echo_request, verify, work_requests, Client, VerifyOptions, WorkGenerator,
@@ -17,13 +17,14 @@ use netbench_contract::{
 };
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 
+use crate::adaptive::{next_round, SettleRule, Stopped};
 use crate::cell::{run_cell, CellEnv, CellOutcome, Measured};
 use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{
     BuildStatus, CellKey, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store, StoreError,
 };
-use crate::suite::{Endpoint, Scenario, Suite};
+use crate::suite::{Endpoint, Repetitions, Scenario, Suite};
 use crate::targets::{build_cached, missing_packages, missing_tools, select, Target};
 
 /// Everything a run needs from its caller.
@@ -38,8 +39,11 @@ pub struct RunRequest {
     /// Finish this stored run instead of starting a new one.
     pub resume: Option<i64>,
     /// Repetitions in place of the suite's (`--repetitions`; a resumed run
-    /// passes the stored override).
-    pub repetitions: Option<u32>,
+    /// passes what it stored).
+    pub repetitions: Option<Repetitions>,
+    /// Decides when a cell's repetitions have settled, for adaptive
+    /// repetitions (the reports' statistics; see [`SettleRule`]).
+    pub settle: SettleRule,
     /// Set by Ctrl-C or SIGTERM.
     pub cancel: Arc<AtomicBool>,
     /// How long a fresh server may take to answer its first request.
@@ -88,6 +92,17 @@ pub enum Event<'a> {
         result: Option<&'a LoadResult>,
         failure: Option<&'a str>,
         seconds: f64,
+    },
+    /// Adaptive repetitions: another round, of the cells still unsettled.
+    AdaptiveRound {
+        round: u32,
+        cells: usize,
+    },
+    /// Adaptive repetitions ended: every cell settled, or the budget or the
+    /// maximum count was reached with `unsettled` cells left.
+    AdaptiveStopped {
+        stopped: Stopped,
+        unsettled: usize,
     },
     Finished {
         run: i64,
@@ -161,10 +176,10 @@ struct PlannedCell<'a> {
 /// then round 2, so drift on a shared machine does not favour one server.
 fn cells<'a>(
     suite: &'a Suite,
-    repetitions: u32,
+    rounds: impl IntoIterator<Item = u32> + 'a,
     targets: &'a [&'a Target],
 ) -> impl Iterator<Item = PlannedCell<'a>> + 'a {
-    (1..=repetitions).flat_map(move |repetition| {
+    rounds.into_iter().flat_map(move |repetition| {
         suite.scenarios.iter().flat_map(move |scenario| {
             scenario.connections.iter().flat_map(move |&connections| {
                 targets.iter().map(move |&target| PlannedCell {
@@ -326,7 +341,7 @@ pub fn run_suite(
         .map_or_else(netbench_engine::default_workers, Vec::len);
 
     let suite = &match req.repetitions {
-        Some(n) => suite.clone().with_repetitions(n)?,
+        Some(r) => suite.clone().with(r)?,
         None => suite.clone(),
     };
     let repetitions = suite.repetitions;
@@ -343,8 +358,12 @@ pub fn run_suite(
                 command: req.command.clone(),
                 environment: environment.unwrap_or_default(),
                 placement: serde_json::to_value(&cpus).unwrap_or_default(),
-                repetitions: req.repetitions,
+                repetitions: match req.repetitions {
+                    Some(Repetitions::Count(n)) => Some(n),
+                    _ => None,
+                },
                 work_seed: seed_now(),
+                adaptive: suite.adaptive,
             })?;
             (run, HashSet::new())
         }
@@ -408,37 +427,106 @@ pub fn run_suite(
         quiet_wait: suite.quiet_wait,
         cancel: &req.cancel,
     };
-    let to_run = cells(suite, repetitions, &ready).filter(|c| !done.contains(&c.key));
-    for (index, cell) in (done.len() + 1..).zip(to_run) {
-        if cancelled() {
+    let began = Instant::now();
+    let mut index = done.len();
+    let mut total = total;
+    let fixed: Vec<PlannedCell> = cells(suite, 1..=repetitions, &ready)
+        .filter(|c| !done.contains(&c.key))
+        .collect();
+    for cell in fixed {
+        index += 1;
+        if !measure(req, &env, store, obs, run, work_seed, &cell, index, total)? {
             return finish(store, RunStatus::Interrupted, obs);
         }
-        obs.event(Event::CellStarted {
-            index,
-            total,
-            key: &cell.key,
-        });
-        let s = cell.scenario;
-        let requests = requests_for(s.endpoint, s.keepalive, s.work_documents, work_seed);
-        match run_cell(&env, cell.target, s, cell.key.clone(), &requests) {
-            CellOutcome::Interrupted => return finish(store, RunStatus::Interrupted, obs),
-            CellOutcome::Done(done) => {
-                let Measured { record, result } = *done;
-                store.record_measurement(run, &record)?;
-                obs.event(Event::CellFinished {
-                    index,
-                    total,
-                    key: &cell.key,
-                    result: result.as_ref(),
-                    failure: record.failure.as_deref(),
-                    seconds: record.duration_s,
-                });
-                debug_assert!(record.status == MeasurementStatus::Ok || record.failure.is_some());
+    }
+    if let Some(a) = suite.adaptive {
+        // Rounds past the first ones, each of the cells still too noisy to
+        // rank, interleaved like the first; a resumed run goes on from its
+        // last stored round.
+        let mut round = done
+            .iter()
+            .map(|k| k.repetition)
+            .max()
+            .unwrap_or(0)
+            .max(repetitions)
+            + 1;
+        loop {
+            let values = store.cell_rps(run)?;
+            let spent = began.elapsed();
+            let cost = |n: usize| suite.estimate(n).unwrap_or_default();
+            let open = match next_round(&a, req.settle, round, &values, spent, cost) {
+                Ok(open) => open,
+                Err(stopped) => {
+                    let unsettled = values
+                        .values()
+                        .filter(|v| !(req.settle)(v, a.target))
+                        .count();
+                    obs.event(Event::AdaptiveStopped { stopped, unsettled });
+                    break;
+                }
+            };
+            let planned: Vec<PlannedCell> = cells(suite, round..=round, &ready)
+                .filter(|c| open.binary_search(&c.key.cell()).is_ok() && !done.contains(&c.key))
+                .collect();
+            obs.event(Event::AdaptiveRound {
+                round,
+                cells: planned.len(),
+            });
+            total += planned.len();
+            for cell in planned {
+                index += 1;
+                if !measure(req, &env, store, obs, run, work_seed, &cell, index, total)? {
+                    return finish(store, RunStatus::Interrupted, obs);
+                }
             }
+            round += 1;
         }
-        sleep_unless_cancelled(suite.cooldown, &req.cancel);
     }
     finish(store, RunStatus::Complete, obs)
+}
+
+/// Runs one cell, stores it and tells the observer; false when a cancel
+/// stopped it (nothing stored).
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    req: &RunRequest,
+    env: &CellEnv<'_>,
+    store: &mut Store,
+    obs: &mut dyn Observer,
+    run: i64,
+    work_seed: u64,
+    cell: &PlannedCell<'_>,
+    index: usize,
+    total: usize,
+) -> Result<bool, RunError> {
+    if req.cancel.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
+    obs.event(Event::CellStarted {
+        index,
+        total,
+        key: &cell.key,
+    });
+    let s = cell.scenario;
+    let requests = requests_for(s.endpoint, s.keepalive, s.work_documents, work_seed);
+    match run_cell(env, cell.target, s, cell.key.clone(), &requests) {
+        CellOutcome::Interrupted => return Ok(false),
+        CellOutcome::Done(done) => {
+            let Measured { record, result } = *done;
+            store.record_measurement(run, &record)?;
+            obs.event(Event::CellFinished {
+                index,
+                total,
+                key: &cell.key,
+                result: result.as_ref(),
+                failure: record.failure.as_deref(),
+                seconds: record.duration_s,
+            });
+            debug_assert!(record.status == MeasurementStatus::Ok || record.failure.is_some());
+        }
+    }
+    sleep_unless_cancelled(req.suite.cooldown, &req.cancel);
+    Ok(true)
 }
 
 fn sleep_unless_cancelled(d: Duration, cancel: &AtomicBool) {

@@ -195,8 +195,9 @@ impl Store {
         self.conn
             .query_row(
                 "INSERT INTO runs (suite, suite_toml, command, started_at, status, environment,
-                                   placement, repetitions, work_seed)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                                   placement, repetitions, work_seed, adaptive_min, adaptive_max,
+                                   adaptive_target, adaptive_budget_s)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                  RETURNING id",
                 params![
                     run.suite,
@@ -209,6 +210,10 @@ impl Store {
                     run.repetitions,
                     // SQLite integers are signed; the seed's bits are kept.
                     run.work_seed as i64,
+                    run.adaptive.map(|a| a.min),
+                    run.adaptive.map(|a| a.max),
+                    run.adaptive.map(|a| a.target),
+                    run.adaptive.map(|a| a.budget.as_secs_f64()),
                 ],
                 |row| row.get(0),
             )
@@ -429,7 +434,8 @@ impl Store {
         let head = tx
             .query_row(
                 "SELECT id, suite, suite_toml, command, started_at, finished_at, status,
-                        environment, placement, repetitions, work_seed
+                        environment, placement, repetitions, work_seed, adaptive_min,
+                        adaptive_max, adaptive_target, adaptive_budget_s
                  FROM runs WHERE id = ?1",
                 params![id],
                 |row| {
@@ -445,6 +451,7 @@ impl Store {
                         placement: get_json(row, 8)?,
                         repetitions: row.get(9)?,
                         work_seed: row.get::<_, Option<i64>>(10)?.map(|s| s as u64),
+                        adaptive: read_adaptive(row, 11)?,
                         servers: Vec::new(),
                         measurements: Vec::new(),
                     })
@@ -545,6 +552,33 @@ impl Store {
             }
         }
         Ok(detail)
+    }
+
+    /// Each cell's good requests/s so far, by server, variant, scenario and
+    /// connections: what adaptive repetitions judge.
+    pub fn cell_rps(&self, run: i64) -> Result<HashMap<CellId, Vec<f64>>, StoreError> {
+        let failed = fail(&self.path, "reading the requests/s of a run's cells");
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT server, variant, scenario, connections, json_extract(result, '$.rps')
+                 FROM measurements WHERE run_id = ?1 AND status = 'ok'
+                 ORDER BY repetition",
+            )
+            .map_err(&failed)?;
+        let mut rows = stmt.query(params![run]).map_err(&failed)?;
+        let mut out: HashMap<CellId, Vec<f64>> = HashMap::new();
+        while let Some(row) = rows.next().map_err(&failed)? {
+            let id = CellId {
+                server: row.get(0).map_err(&failed)?,
+                variant: row.get(1).map_err(&failed)?,
+                scenario: row.get(2).map_err(&failed)?,
+                connections: row.get(3).map_err(&failed)?,
+            };
+            let rps: Option<f64> = row.get(4).map_err(&failed)?;
+            out.entry(id).or_default().extend(rps);
+        }
+        Ok(out)
     }
 
     /// The cells of a run that already have an ok measurement: what a resumed
@@ -655,6 +689,19 @@ fn read_sample(row: &Row<'_>) -> rusqlite::Result<(i64, Sample)> {
         processes: row.get(9)?,
     };
     Ok((row.get(0)?, sample))
+}
+
+/// The adaptive-repetition columns from `at` on; None for a fixed count.
+fn read_adaptive(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<Adaptive>> {
+    let Some(min) = row.get::<_, Option<u32>>(at)? else {
+        return Ok(None);
+    };
+    Ok(Some(Adaptive {
+        min,
+        max: row.get::<_, Option<u32>>(at + 1)?.unwrap_or(min),
+        target: row.get::<_, Option<f64>>(at + 2)?.unwrap_or(0.05),
+        budget: Duration::from_secs_f64(row.get::<_, Option<f64>>(at + 3)?.unwrap_or(0.0)),
+    }))
 }
 
 /// The noise columns from `at` on; None when the measurement has none.

@@ -7,6 +7,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::adaptive::Adaptive;
+
+/// Repetitions given in place of a suite file's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Repetitions {
+    Count(u32),
+    Auto(Adaptive),
+}
+
 /// What a scenario sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -70,7 +79,11 @@ pub struct Suite {
     /// Server selectors: a name, a glob (`*`, `go-*`), or `name:variant`.
     pub servers: Vec<String>,
     pub scenarios: Vec<Scenario>,
+    /// Rounds every cell gets (with adaptive repetitions, the first rounds).
     pub repetitions: u32,
+    /// Set by `repetitions = "auto"`: more rounds for the cells still too
+    /// noisy to rank, within a budget.
+    pub adaptive: Option<Adaptive>,
     pub cooldown: Duration,
     pub placement: Placement,
     /// A measurement still running after this is cancelled and fails.
@@ -115,8 +128,10 @@ struct RawSuite {
     #[serde(default)]
     description: String,
     servers: Vec<String>,
-    #[serde(default = "one")]
-    repetitions: u32,
+    #[serde(default)]
+    repetitions: RawRepetitions,
+    #[serde(default)]
+    auto: Option<crate::adaptive::RawAdaptive>,
     #[serde(default)]
     cooldown: Option<String>,
     #[serde(default)]
@@ -128,8 +143,18 @@ struct RawSuite {
     scenarios: Vec<RawScenario>,
 }
 
-fn one() -> u32 {
-    1
+/// `repetitions = 3` or `repetitions = "auto"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawRepetitions {
+    Count(u32),
+    Word(String),
+}
+
+impl Default for RawRepetitions {
+    fn default() -> Self {
+        RawRepetitions::Count(1)
+    }
 }
 
 #[derive(Deserialize)]
@@ -248,9 +273,26 @@ impl Suite {
                 "`servers` is empty; use [\"*\"] for every server".into(),
             ));
         }
-        if raw.repetitions == 0 {
-            return Err(invalid("`repetitions` must be at least 1".into()));
-        }
+        let (repetitions, adaptive) = match (raw.repetitions, raw.auto) {
+            (RawRepetitions::Count(0), _) => {
+                return Err(invalid("`repetitions` must be at least 1".into()))
+            }
+            (RawRepetitions::Count(_), Some(_)) => {
+                return Err(invalid(
+                    "the [auto] table goes with `repetitions = \"auto\"`".into(),
+                ))
+            }
+            (RawRepetitions::Count(n), None) => (n, None),
+            (RawRepetitions::Word(w), auto) if w == "auto" => {
+                let a = auto.unwrap_or_default().resolve().map_err(invalid)?;
+                (a.min, Some(a))
+            }
+            (RawRepetitions::Word(w), _) => {
+                return Err(invalid(format!(
+                    "`repetitions = \"{w}\"`: give a count (3) or \"auto\""
+                )))
+            }
+        };
         if raw.scenarios.is_empty() {
             return Err(invalid("no [[scenarios]]".into()));
         }
@@ -332,7 +374,8 @@ impl Suite {
             description: raw.description,
             servers: raw.servers,
             scenarios,
-            repetitions: raw.repetitions,
+            repetitions,
+            adaptive,
             cooldown: duration("cooldown", &raw.cooldown, Duration::from_secs(1))?,
             placement,
             quiet_wait: duration("quiet_wait", &raw.quiet_wait, crate::noise::QUIET_MAX_WAIT)?,
@@ -401,7 +444,30 @@ impl Suite {
             ));
         }
         self.repetitions = repetitions;
+        self.adaptive = None;
         Ok(self)
+    }
+
+    /// The same suite with adaptive repetitions set to `a`.
+    pub fn with_adaptive(mut self, a: Adaptive) -> Suite {
+        self.repetitions = a.min;
+        self.adaptive = Some(a);
+        self
+    }
+
+    /// The same suite with repetitions given on the command line (or kept
+    /// by a run being resumed).
+    pub fn with(self, r: Repetitions) -> Result<Suite, SuiteError> {
+        match r {
+            Repetitions::Count(n) => self.with_repetitions(n),
+            Repetitions::Auto(a) => Ok(self.with_adaptive(a)),
+        }
+    }
+
+    /// `--repetitions auto`: the suite's own `[auto]` settings if it has
+    /// them, else the defaults.
+    pub fn auto_settings(&self) -> Adaptive {
+        self.adaptive.unwrap_or_default()
     }
 
     /// How long measuring `cells` cells of this suite takes, spread evenly

@@ -13,8 +13,8 @@ use std::time::Duration;
 use common::{fake_server, repo, request, scratch, Quiet};
 
 use netbench_engine::LoadResult;
-use netbench_suite::run_suite;
 use netbench_suite::store::{BuildStatus, MeasurementStatus, RunStatus, Store};
+use netbench_suite::{run_suite, Event, Observer, Stopped};
 
 /// Processes whose command line contains `marker`.
 fn processes_with(marker: &str) -> Vec<String> {
@@ -249,5 +249,87 @@ fn an_interrupted_run_resumes_where_it_stopped() {
         assert_eq!(same.started_at, m.started_at);
     }
     assert!(processes_with(&format!("resume-{}", std::process::id())).is_empty());
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Records how adaptive repetitions ended.
+#[derive(Default)]
+struct Adaptive {
+    rounds: Vec<(u32, usize)>,
+    stopped: Option<(Stopped, usize)>,
+}
+
+impl Observer for Adaptive {
+    fn event(&mut self, e: Event<'_>) {
+        match e {
+            Event::AdaptiveRound { round, cells } => self.rounds.push((round, cells)),
+            Event::AdaptiveStopped { stopped, unsettled } => {
+                self.stopped = Some((stopped, unsettled))
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn adaptive_repetitions_add_rounds_until_settled_the_maximum_or_the_budget() {
+    let work = scratch("adaptive");
+    let servers = work.join("servers");
+    let tag = format!("--tag adaptive-{}", std::process::id());
+    fake_server(&servers, "good", "", &tag);
+    let suite = |budget: &str| {
+        format!(
+            r#"
+            servers = ["good"]
+            repetitions = "auto"
+            cooldown = "10ms"
+            quiet_wait = "0s"
+            [auto]
+            min = 2
+            max = 4
+            budget = "{budget}"
+            [[scenarios]]
+            name = "blank"
+            endpoint = "blank"
+            connections = [1, 2]
+            duration = "200ms"
+        "#
+        )
+    };
+    // The rule is the caller's: one that never settles, one that always does.
+    let never: fn(&[f64], f64) -> bool = |_, _| false;
+    let always: fn(&[f64], f64) -> bool = |_, _| true;
+    let cases = [
+        (never, "10m", 4, (Stopped::Max, 2), vec![(3, 2), (4, 2)]),
+        (always, "10m", 2, (Stopped::Settled, 0), vec![]),
+        // A round costs about 2.4 s by the suite's own estimate; after the
+        // first two there is no room for another.
+        (never, "3s", 2, (Stopped::Budget, 2), vec![]),
+    ];
+    for (rule, budget, reps, stopped, rounds) in cases {
+        let mut store = Store::open(&work.join(format!("{budget}-{reps}.sqlite"))).unwrap();
+        let mut req = request(&suite(budget), servers.clone(), &work);
+        req.settle = rule;
+        let mut seen = Adaptive::default();
+        let outcome = run_suite(&req, &mut store, &mut seen).unwrap();
+        assert_eq!(outcome.status, RunStatus::Complete);
+        assert_eq!(seen.stopped, Some(stopped));
+        assert_eq!(seen.rounds, rounds);
+        let run = store.run(outcome.run).unwrap();
+        assert_eq!(run.measurements.len(), 2 * reps as usize);
+        for c in [1, 2] {
+            let mut got: Vec<u32> = run
+                .measurements
+                .iter()
+                .filter(|m| m.key.connections == c)
+                .map(|m| m.key.repetition)
+                .collect();
+            got.sort();
+            assert_eq!(got, (1..=reps).collect::<Vec<_>>(), "c={c}");
+        }
+        let a = run.adaptive.expect("the run keeps its adaptive settings");
+        assert_eq!((a.min, a.max), (2, 4));
+    }
+    assert!(processes_with(&format!("adaptive-{}", std::process::id())).is_empty());
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -3,6 +3,7 @@
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
 
+pub use crate::adaptive::Adaptive;
 pub use crate::noise::Noise;
 pub use crate::sampler::Sample;
 
@@ -100,6 +101,8 @@ pub struct NewRun {
     pub repetitions: Option<u32>,
     /// Seeds the run's generated work documents.
     pub work_seed: u64,
+    /// Adaptive repetitions as the run uses them; None for a fixed count.
+    pub adaptive: Option<Adaptive>,
 }
 
 /// One server variant in a run: how it was built and whether it took part.
@@ -135,6 +138,28 @@ pub struct CellKey {
     pub connections: u32,
     /// 1-based.
     pub repetition: u32,
+}
+
+/// A cell of the matrix across its repetitions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellId {
+    pub server: String,
+    /// "" for the default variant.
+    pub variant: String,
+    pub scenario: String,
+    pub connections: u32,
+}
+
+impl CellKey {
+    /// The cell this measurement is a repetition of.
+    pub fn cell(&self) -> CellId {
+        CellId {
+            server: self.server.clone(),
+            variant: self.variant.clone(),
+            scenario: self.scenario.clone(),
+            connections: self.connections,
+        }
+    }
 }
 
 /// One measurement of a cell with its /proc samples: what the runner hands
@@ -199,6 +224,8 @@ pub struct RunDetail {
     /// Seeds the run's generated work documents; None for a run stored
     /// before the seed was kept.
     pub work_seed: Option<u64>,
+    /// Adaptive repetitions as the run used them; None for a fixed count.
+    pub adaptive: Option<Adaptive>,
     /// Ordered by server, then variant.
     pub servers: Vec<ServerRecord>,
     /// Ordered by cell key.

@@ -102,6 +102,12 @@ ALTER TABLE measurements ADD COLUMN steal REAL CHECK (steal IS NULL OR steal >= 
 ALTER TABLE measurements ADD COLUMN other_busy_cores REAL CHECK (other_busy_cores IS NULL OR other_busy_cores >= 0);
 ALTER TABLE measurements ADD COLUMN other_busy_before_cores REAL CHECK (other_busy_before_cores IS NULL OR other_busy_before_cores >= 0);
 ALTER TABLE measurements ADD COLUMN quiet_wait_s REAL CHECK (quiet_wait_s IS NULL OR quiet_wait_s >= 0);
+-- Adaptive repetitions as the run used them (from its suite file or from
+-- --repetitions auto); NULL for a fixed count.
+ALTER TABLE runs ADD COLUMN adaptive_min INTEGER CHECK (adaptive_min IS NULL OR adaptive_min >= 2);
+ALTER TABLE runs ADD COLUMN adaptive_max INTEGER;
+ALTER TABLE runs ADD COLUMN adaptive_target REAL;
+ALTER TABLE runs ADD COLUMN adaptive_budget_s REAL;
 "#,
 ];
 

@@ -37,6 +37,7 @@ fn new_run(suite: &str) -> NewRun {
         placement: json!({"server": [0], "client": [1]}),
         repetitions: None,
         work_seed: 7,
+        adaptive: None,
     }
 }
 

@@ -67,6 +67,7 @@ pub fn request(suite: &str, servers: PathBuf, work: &Path) -> RunRequest {
         command: "test".into(),
         resume: None,
         repetitions: None,
+        settle: netbench_report::stats::settled,
         cancel: Arc::new(AtomicBool::new(false)),
         ready_within: Duration::from_secs(3),
     }
