@@ -1,7 +1,10 @@
 // Draws the report's charts with Chart.js from the JSON the page carries
-// (#report-data, and #report-flags for what each flag mark means); the
-// tables are already in the page. When every chart is drawn,
-// body[data-charts] holds their number, for the browser test.
+// (#report-data, #report-flags for what each flag mark means, and
+// #report-colors for each server's colour: a shade of its threading model's
+// hue, chosen by crates/report/src/palette.rs); the tables and the colour key
+// are already in the page. Each series carries its server and model, and
+// series come in the report's column order (by model, then name). When every
+// chart is drawn, body[data-charts] holds their number, for the browser test.
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
@@ -11,13 +14,17 @@
   Chart.defaults.maintainAspectRatio = false;
   Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
 
-  const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2',
-    '#97bbf5', '#9c6b4e', '#9498a0'];
   // What each flag mark means, as the tables' hover text says it
   // (crates/report/src/flag.rs writes it into the page).
   const FLAG_TEXT = JSON.parse(document.getElementById('report-flags').textContent);
   const columns = data.columns || [];
-  const color = (server) => PALETTE[Math.max(0, columns.indexOf(server)) % PALETTE.length];
+  const colorsElement = document.getElementById('report-colors');
+  const COLORS = colorsElement ? JSON.parse(colorsElement.textContent) : {};
+  const color = (server) => COLORS[server] || '#808080';
+  const modelOf = (server) => {
+    const s = (data.servers || []).find((x) => x.label === server);
+    return (s && s.model) || 'unknown';
+  };
   const cellOf = (test, conns, server) => data.cells.find(
     (c) => c.test === test && c.connections === conns && c.server === server);
   const testOf = (name) => data.tests.find((t) => t.name === name);
@@ -61,6 +68,8 @@
       const cells = test.connections.map((c) => cellOf(test.name, c, server));
       return {
         label: server,
+        server,
+        model: modelOf(server),
         backgroundColor: color(server),
         flags: cells.map((c) => (c ? c.flags : '')),
         data: cells.map((c) => (c ? valueOf(c) : null)).map((v) => (missing(v) ? (withCi ? GAP : null) : v)),
@@ -110,6 +119,8 @@
       if (!c || !c.latency) return null;
       return {
         label: server + (c.flags ? ' [' + c.flags + ']' : ''),
+        server,
+        model: modelOf(server),
         flags: c.flags,
         borderColor: color(server),
         backgroundColor: color(server),

@@ -13,7 +13,8 @@ use crate::compare::{
 use crate::environment::EnvDifference;
 use crate::flag::{measured_legend, titles_json, warnings_legend, Flag};
 use crate::format::{bytes, format_duration_ns, thousands};
-use crate::model::{Cell, Report};
+use crate::model::{tier_str, Cell, Report, ServerInfo};
+use crate::palette::{model_color, model_hue, model_meaning, model_name, swatches, Swatch};
 use crate::suite_table::CELL_LEGEND;
 use crate::vendor::{CHART_JS, ERROR_BARS_JS};
 
@@ -76,15 +77,26 @@ fn page(out: &mut impl Write, title: &str, body: &str, data: &str) -> io::Result
 pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let mut b = String::new();
     let title = format!("netbench · run {} · {}", r.run.id, r.run.suite);
+    let colors = swatches(r);
     header(&mut b, r, &title);
-    summary(&mut b, r);
-    throughput(&mut b, r);
-    latency(&mut b, r);
-    resources(&mut b, r);
-    servers(&mut b, r);
+    summary(&mut b, r, &colors);
+    throughput(&mut b, r, &colors);
+    latency(&mut b, r, &colors);
+    resources(&mut b, r, &colors);
+    servers(&mut b, r, &colors);
     environment(&mut b, r);
     failures(&mut b, r);
     footer(&mut b, &format!("run {} of {}", r.run.id, r.run.suite));
+    // Each server's colour, for the charts: the page's one source of them.
+    let map: serde_json::Map<String, serde_json::Value> = colors
+        .iter()
+        .map(|s| (s.label.clone(), s.color.clone().into()))
+        .collect();
+    let _ = write!(
+        b,
+        "<script id=\"report-colors\" type=\"application/json\">{}</script>",
+        script_json(&map)
+    );
     page(out, &title, &b, &script_json(r))
 }
 
@@ -151,10 +163,85 @@ fn cell_html(c: Option<&Cell>, best: bool) -> String {
     )
 }
 
-fn summary(b: &mut String, r: &Report) {
-    b.push_str("<section id=\"summary\"><h2>Summary</h2><table class=\"grid\"><thead><tr><th>test</th><th>connections</th>");
+/// The colour and model of the server labelled `label`.
+fn swatch_of<'a>(colors: &'a [Swatch], label: &str) -> Option<&'a Swatch> {
+    colors.iter().find(|s| s.label == label)
+}
+
+/// A small square of `color`.
+fn swatch_html(color: &str) -> String {
+    format!(
+        "<i class=\"swatch\" style=\"background:{}\"></i>",
+        esc(color)
+    )
+}
+
+/// The key to the charts' colours: each model among the columns with its
+/// hue, and its servers with their shades.
+fn model_key(b: &mut String, r: &Report, colors: &[Swatch]) {
+    b.push_str(
+        "<div class=\"model-key\" data-model-key><span class=\"key-title\">Colours by \
+         threading model:</span>",
+    );
+    let shown: Vec<&Swatch> = colors
+        .iter()
+        .filter(|s| r.columns.contains(&s.label))
+        .collect();
+    let mut models: Vec<_> = shown.iter().map(|s| s.model).collect();
+    models.dedup();
+    for model in models {
+        let color = model_color(model);
+        let _ = write!(
+            b,
+            "<span class=\"key-model\" data-model=\"{}\" data-color=\"{}\"{} title=\"{}\">{}<b>{}</b>",
+            model_name(model),
+            esc(&color),
+            model_hue(model).map_or(String::new(), |h| format!(" data-hue=\"{h}\"")),
+            esc(model_meaning(model)),
+            swatch_html(&color),
+            model_name(model),
+        );
+        for s in shown.iter().filter(|s| s.model == model) {
+            let _ = write!(
+                b,
+                " <span class=\"key-server\" data-key-server=\"{}\">{}{}</span>",
+                esc(&s.label),
+                swatch_html(&s.color),
+                esc(&s.label)
+            );
+        }
+        b.push_str("</span>");
+    }
+    b.push_str("</div>");
+}
+
+fn summary(b: &mut String, r: &Report, colors: &[Swatch]) {
+    b.push_str(
+        "<section id=\"summary\"><h2>Summary</h2><table class=\"grid\"><thead><tr>\
+         <th rowspan=\"2\">test</th><th rowspan=\"2\">connections</th>",
+    );
+    // The columns are ordered by model: one header over each model's run.
+    let mut groups: Vec<(Option<netbench_suite::Model>, usize)> = Vec::new();
     for s in &r.columns {
-        let _ = write!(b, "<th>{}</th>", esc(s));
+        let model = swatch_of(colors, s).and_then(|s| s.model);
+        match groups.last_mut() {
+            Some((m, n)) if *m == model => *n += 1,
+            _ => groups.push((model, 1)),
+        }
+    }
+    for (model, n) in groups {
+        let _ = write!(
+            b,
+            "<th colspan=\"{n}\" class=\"model\" style=\"border-top:3px solid {}\" title=\"{}\">{}</th>",
+            esc(&model_color(model)),
+            esc(model_meaning(model)),
+            model_name(model)
+        );
+    }
+    b.push_str("</tr><tr>");
+    for s in &r.columns {
+        let color = swatch_of(colors, s).map_or(model_color(None), |s| s.color.clone());
+        let _ = write!(b, "<th>{}{}</th>", swatch_html(&color), esc(s));
     }
     b.push_str("</tr></thead><tbody>");
     for t in &r.tests {
@@ -226,12 +313,15 @@ fn no_data(b: &mut String, caption: &str) {
     );
 }
 
-fn throughput(b: &mut String, r: &Report) {
+fn throughput(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
         "<section id=\"throughput\"><h2>Throughput</h2><p class=\"legend\">Median requests/s per \
          server and connection count; the whisker is the 95% confidence interval of the mean over \
-         the repetitions. Flag marks above a bar qualify it (hover for details).</p><div class=\"charts\">",
+         the repetitions. Flag marks above a bar qualify it (hover for details). Servers with the \
+         same threading model share a hue.</p>",
     );
+    model_key(b, r, colors);
+    b.push_str("<div class=\"charts\">");
     for t in &r.tests {
         if any(r, &t.name, None, |c| c.stats.rps.is_some()) {
             canvas(
@@ -248,14 +338,15 @@ fn throughput(b: &mut String, r: &Report) {
     b.push_str("</div></section>");
 }
 
-fn latency(b: &mut String, r: &Report) {
+fn latency(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
         "<section id=\"latency\"><h2>Latency spectrum</h2><p class=\"legend\">Latency at each \
          percentile from p50 to p99.99, from every answer of every repetition (the stored \
          HdrHistograms added together). The x axis spaces the nines evenly; the y axis is \
-         logarithmic. A line stops where the answers run out: p99.99 needs 10,000 answers.</p>\
-         <div class=\"charts\">",
+         logarithmic. A line stops where the answers run out: p99.99 needs 10,000 answers.</p>",
     );
+    model_key(b, r, colors);
+    b.push_str("<div class=\"charts\">");
     for t in &r.tests {
         for &c in &t.connections {
             let caption = format!("{} at {} connections", t.name, thousands(u64::from(c)));
@@ -269,15 +360,17 @@ fn latency(b: &mut String, r: &Report) {
     b.push_str("</div></section>");
 }
 
-fn resources(b: &mut String, r: &Report) {
+fn resources(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
         "<section id=\"resources\"><h2>Server CPU and memory</h2><p class=\"legend\">From /proc \
          samples of the server's whole process tree, 10 a second, during the measured part of \
          each repetition (medians over the repetitions). Requests per CPU-second is requests/s \
          over the cores the server kept busy: how much work each unit of CPU buys. RSS per \
          connection is the growth of peak RSS from the smallest connection count of the test, per \
-         added connection.</p><div class=\"charts\">",
+         added connection.</p>",
     );
+    model_key(b, r, colors);
+    b.push_str("<div class=\"charts\">");
     for t in &r.tests {
         let charts: [(&str, &str, HasData); 3] = [
             ("cpu", "server CPU (cores)", |c| {
@@ -327,11 +420,25 @@ fn resources(b: &mut String, r: &Report) {
     b.push_str("</tbody></table></section>");
 }
 
-fn servers(b: &mut String, r: &Report) {
+/// A server's name, linked to its website when that is a web address.
+fn server_name_html(s: &ServerInfo) -> String {
+    let site = s.website.trim();
+    if site.starts_with("https://") || site.starts_with("http://") {
+        format!(
+            "<a href=\"{}\" rel=\"noopener noreferrer\">{}</a>",
+            esc(site),
+            esc(&s.label)
+        )
+    } else {
+        esc(&s.label)
+    }
+}
+
+fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
         "<section id=\"servers\"><h2>Servers</h2><table class=\"grid servers\"><thead><tr><th>server</th>\
-         <th>language</th><th>framework</th><th>build</th><th>artefact</th><th>ready after</th>\
-         <th>verify</th></tr></thead><tbody>",
+         <th>language</th><th>framework</th><th>model</th><th>tier</th><th>build</th><th>artefact</th>\
+         <th>ready after</th><th>peak memory</th><th>verify</th></tr></thead><tbody>",
     );
     for s in &r.servers {
         let verify = match (&s.verify, &s.excluded_reason) {
@@ -352,28 +459,44 @@ fn servers(b: &mut String, r: &Report) {
             }
             (None, None) => "-".to_string(),
         };
+        let color = swatch_of(colors, &s.label).map_or(model_color(None), |c| c.color.clone());
         let _ = write!(
             b,
-            "<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td></tr>",
-            esc(&s.description),
+            "<tr data-server=\"{}\" data-model=\"{}\" data-color=\"{}\"><th title=\"{}\">{}{}</th>\
+             <td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text nowrap\" title=\"{}\">{}{}</td>\
+             <td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap text\">{}</td></tr>",
             esc(&s.label),
+            model_name(s.model),
+            esc(&color),
+            esc(&s.description),
+            swatch_html(&color),
+            server_name_html(s),
             esc(&s.language_shown()),
             esc(&s.framework),
+            esc(model_meaning(s.model)),
+            swatch_html(&model_color(s.model)),
+            model_name(s.model),
+            tier_str(s.tier),
             match s.build_s {
                 Some(x) => format!("{} {x:.1} s", esc(&s.build_status)),
                 None => "shares its server's build".to_string(),
             },
             s.artefact_bytes.map_or("-".into(), bytes),
             s.ready_s.map_or("-".into(), |x| format!("{:.0} ms", x * 1e3)),
+            s.peak_rss_bytes.map_or("-".into(), bytes),
             verify
         );
     }
     b.push_str(
-        "</tbody></table><p class=\"legend\">Build: how long the build of the artefact in use \
+        "</tbody></table><p class=\"legend\">Servers by threading model (hover a model for what \
+         it means), then by name; a server's name links to its framework's website, hover it for \
+         its description. Tier: <i>default</i> runs with the framework's defaults, <i>tuned</i> \
+         with documented production tuning. Build: how long the build of the artefact in use \
          took (in this run, or in the earlier run whose artefact was reused because the sources \
          had not changed; the language tools' own caches may make it short). Artefact: the size of \
-         the file the manifest names. Ready after: from start to the first good answer. Hover a \
-         server's name for its description.</p></section>",
+         the file the manifest names. Ready after: from start to the first good answer. Peak \
+         memory: the largest RSS of the server's process tree in any sample of any of its \
+         measurements in this run (failed measurements keep no samples).</p></section>",
     );
 }
 
@@ -412,6 +535,9 @@ fn failures(b: &mut String, r: &Report) {
     if groups.is_empty() {
         return;
     }
+    // In column order, like everything else that lists servers.
+    let place = |server: &str| r.columns.iter().position(|c| c == server);
+    groups.sort_by_key(|g| place(g.0).unwrap_or(usize::MAX));
     b.push_str("<section id=\"failures\"><h2>Failed measurements</h2><ul>");
     for (server, _, why, cells) in groups {
         let _ = write!(

@@ -15,6 +15,7 @@ mod load_json;
 mod load_text;
 mod markdown;
 mod model;
+mod palette;
 mod resources;
 pub mod significance;
 mod spectrum;

@@ -5,7 +5,8 @@ use std::io::{self, Write};
 
 use crate::flag::{measured_legend, warnings_legend, Flag};
 use crate::format::{bytes, terminal_safe, thousands};
-use crate::model::Report;
+use crate::model::{tier_str, Report};
+use crate::palette::model_name;
 use crate::suite_table::{cell_text, CELL_LEGEND};
 
 /// Writes the Markdown report.
@@ -55,28 +56,35 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
 
     writeln!(
         out,
-        "| server | language | framework | build | artefact | ready | verify |"
+        "| server | language | framework | framework version | model | tier | build | artefact | ready | peak memory | verify |"
     )?;
-    writeln!(out, "|---|---|---|---:|---:|---:|---|")?;
+    writeln!(out, "|---|---|---|---|---|---|---:|---:|---:|---:|---|")?;
     for s in &r.servers {
         let verify = match (&s.verify, &s.excluded_reason) {
             (_, Some(why)) => format!("left out: {}", why.lines().next().unwrap_or("")),
             (Some(v), None) => format!("{} pass, {} warn, {} fail", v.pass, v.warn, v.fail),
             (None, None) => "-".to_string(),
         };
-        row(
-            out,
-            &[
-                s.label.clone(),
-                s.language_shown(),
-                s.framework.clone(),
-                s.build_s.map_or("(shared)".into(), |b| format!("{b:.1} s")),
-                s.artefact_bytes.map_or("-".into(), bytes),
-                s.ready_s
-                    .map_or("-".into(), |x| format!("{:.0} ms", x * 1e3)),
-                verify,
-            ],
-        )?;
+        let name = cell(&s.label);
+        let name = match link_target(&s.website) {
+            Some(url) => format!("[{}]({url})", name.replace('[', "\\[").replace(']', "\\]")),
+            None => name,
+        };
+        let cells = [
+            s.language_shown(),
+            s.framework_name.clone(),
+            s.framework_version.clone(),
+            model_name(s.model).to_string(),
+            tier_str(s.tier).to_string(),
+            s.build_s.map_or("(shared)".into(), |b| format!("{b:.1} s")),
+            s.artefact_bytes.map_or("-".into(), bytes),
+            s.ready_s
+                .map_or("-".into(), |x| format!("{:.0} ms", x * 1e3)),
+            s.peak_rss_bytes.map_or("-".into(), bytes),
+            verify,
+        ];
+        let rest: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+        writeln!(out, "| {name} | {} |", rest.join(" | "))?;
     }
     Ok(())
 }
@@ -84,6 +92,16 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
 fn row(out: &mut impl Write, cells: &[String]) -> io::Result<()> {
     let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
     writeln!(out, "| {} |", cells.join(" | "))
+}
+
+/// A website as a Markdown link target: only a plain http(s) address, which
+/// nothing in it can end early or turn into markup.
+fn link_target(url: &str) -> Option<&str> {
+    let url = url.trim();
+    let plain = url
+        .chars()
+        .all(|c| c.is_ascii_graphic() && !"()<>[]|\\`\"'".contains(c));
+    ((url.starts_with("https://") || url.starts_with("http://")) && plain).then_some(url)
 }
 
 /// A table cell's text, inert in Markdown and in the HTML it is rendered
@@ -104,6 +122,29 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plain_web_addresses_become_links() {
+        assert_eq!(
+            link_target(" https://pkg.go.dev/net/http "),
+            Some("https://pkg.go.dev/net/http")
+        );
+        assert_eq!(
+            link_target("http://x.org/a?b=c#d"),
+            Some("http://x.org/a?b=c#d")
+        );
+        for bad in [
+            "",
+            "javascript:alert(1)",
+            "pkg.go.dev",
+            "https://x.org/a b",
+            "https://x.org/(a)",
+            "https://x.org/a|b",
+            "https://x.org/<b>",
+        ] {
+            assert_eq!(link_target(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn cells_are_inert() {

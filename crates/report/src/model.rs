@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 
 use netbench_engine::LoadResult;
 use netbench_suite::environment::tool_for_language;
-use netbench_suite::store::{MeasurementStatus, RunDetail, ServerRecord};
-use netbench_suite::ServerManifest;
-use serde::Serialize;
+use netbench_suite::store::{MeasurementStatus, RunDetail, Sample, ServerRecord};
+use netbench_suite::{Model, Tier};
+use serde::de::value::{Error as DeError, StrDeserializer};
+use serde::de::IntoDeserializer;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::flag::Flag;
-use crate::resources::{rss_per_connection, server_use, ServerUse};
+use crate::resources::{peak_rss, rss_per_connection, server_use, ServerUse};
 use crate::spectrum::{decode, spectrum, Spectrum};
 use crate::stats::summarize;
 use crate::suite_table::{label, run_table, CellStats};
@@ -25,10 +27,12 @@ pub const REPORT_FORMAT: &str = "netbench-report/1";
 pub struct Report {
     pub format: &'static str,
     pub run: RunInfo,
+    /// In column order.
     pub servers: Vec<ServerInfo>,
     /// Tests in the suite's order, each with its connection counts.
     pub tests: Vec<TestInfo>,
-    /// Server labels in column order.
+    /// Server labels in column order: by model (in the order of
+    /// [`Model::ALL`], unknown last), then by label.
     pub columns: Vec<String>,
     pub cells: Vec<Cell>,
     pub repetitions: Vec<Repetition>,
@@ -64,7 +68,23 @@ pub struct ServerInfo {
     /// The version of the language's tool this run used, from the run's
     /// environment (None when netbench does not know the tool).
     pub toolchain: Option<String>,
+    /// The framework as shown: its name and version ("net/http stdlib").
     pub framework: String,
+    pub framework_name: String,
+    /// From the manifest ("" if unsaid).
+    pub framework_version: String,
+    /// How it spreads connections over threads and processes: the variant's
+    /// own model if it sets one, else the manifest's. None when the stored
+    /// manifest names none (stored by a netbench before models) or one this
+    /// netbench does not know.
+    #[serde(serialize_with = "model_name")]
+    pub model: Option<Model>,
+    /// `tuned` for a variant with documented production tuning, else
+    /// `default`.
+    #[serde(serialize_with = "tier_name")]
+    pub tier: Tier,
+    /// The framework's home page, from the manifest ("" if unsaid).
+    pub website: String,
     pub description: String,
     pub build_status: String,
     /// How long the build of the artefact in use took (this run's, or the
@@ -74,8 +94,58 @@ pub struct ServerInfo {
     pub artefact_bytes: Option<u64>,
     /// From start to the first good answer.
     pub ready_s: Option<f64>,
+    /// The largest RSS of the server's process tree in any sample stored
+    /// with any of its measurements in this run; None without samples (a
+    /// server whose every measurement failed).
+    pub peak_rss_bytes: Option<u64>,
     pub verify: Option<VerifyCounts>,
     pub excluded_reason: Option<String>,
+}
+
+/// Each server's peak RSS over all its measurements' samples (given as
+/// server label and samples), for those with any.
+fn peaks_by_server<'a>(
+    measurements: impl Iterator<Item = (String, &'a [Sample])>,
+) -> BTreeMap<String, u64> {
+    let mut peaks: BTreeMap<String, u64> = BTreeMap::new();
+    for (server, samples) in measurements {
+        if let Some(p) = peak_rss(samples) {
+            let e = peaks.entry(server).or_default();
+            *e = (*e).max(p);
+        }
+    }
+    peaks
+}
+
+/// The model as a manifest writes it, or null.
+fn model_name<S: Serializer>(model: &Option<Model>, s: S) -> Result<S::Ok, S::Error> {
+    match model {
+        Some(m) => s.serialize_str(m.as_str()),
+        None => s.serialize_none(),
+    }
+}
+
+fn tier_name<S: Serializer>(tier: &Tier, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(tier_str(*tier))
+}
+
+/// The tier as a manifest writes it.
+pub(crate) fn tier_str(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Default => "default",
+        Tier::Tuned => "tuned",
+    }
+}
+
+/// Where a server of `model` goes in the column order: the models in
+/// [`Model::ALL`]'s order, unknown last.
+pub(crate) fn model_rank(model: Option<Model>) -> usize {
+    model.map_or(Model::ALL.len(), |m| {
+        Model::ALL
+            .iter()
+            .position(|&x| x == m)
+            .unwrap_or(Model::ALL.len())
+    })
 }
 
 /// Verification outcome: counts, and the non-passing checks with reasons.
@@ -159,11 +229,31 @@ pub fn build_report(run: &RunDetail) -> Report {
             }),
         }
     }
-    let servers: Vec<ServerInfo> = run
+    let peaks = peaks_by_server(
+        run.measurements
+            .iter()
+            .map(|m| (label(&m.key.server, &m.key.variant), m.samples.as_slice())),
+    );
+    let mut servers: Vec<ServerInfo> = run
         .servers
         .iter()
-        .map(|s| server_info(s, &run.environment["tools"]))
+        .map(|s| {
+            let mut info = server_info(s, &run.environment["tools"]);
+            info.peak_rss_bytes = peaks.get(&info.label).copied();
+            info
+        })
         .collect();
+    servers.sort_by(|a, b| (model_rank(a.model), &a.label).cmp(&(model_rank(b.model), &b.label)));
+    let mut columns = table.columns.clone();
+    let rank = |label: &String| {
+        model_rank(
+            servers
+                .iter()
+                .find(|s| &s.label == label)
+                .and_then(|s| s.model),
+        )
+    };
+    columns.sort_by(|a, b| (rank(a), a).cmp(&(rank(b), b)));
     let warned: Vec<&str> = servers
         .iter()
         .filter(|s| s.verify.as_ref().is_some_and(|v| v.warn > 0))
@@ -197,7 +287,7 @@ pub fn build_report(run: &RunDetail) -> Report {
 
     let mut cells: Vec<Cell> = Vec::new();
     for (test, conns) in &table.rows {
-        for server in &table.columns {
+        for server in &columns {
             let key = (test.clone(), *conns, server.clone());
             let Some(stats) = table.cells.get(&key) else {
                 continue;
@@ -247,7 +337,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         },
         servers,
         tests,
-        columns: table.columns,
+        columns,
         cells,
         repetitions,
     }
@@ -332,41 +422,84 @@ fn figures(r: &LoadResult, server: Option<ServerUse>) -> RepetitionFigures {
     }
 }
 
+/// What the report shows of a server variant, from the manifest text the
+/// run stored. Read field by field, not as a [`netbench_suite::ServerManifest`]:
+/// a manifest stored by an older netbench may lack what today's requires
+/// (its model), and must still give its language and framework.
 fn server_info(s: &ServerRecord, tools: &serde_json::Value) -> ServerInfo {
-    let manifest: Option<ServerManifest> = toml::from_str(&s.manifest_toml).ok();
-    let (language, language_min, framework, description) = match &manifest {
-        Some(m) => {
-            let variant = m.variants.iter().find(|v| v.name == s.variant);
-            (
-                m.language.clone(),
-                m.language_version.clone(),
-                if m.framework_version.is_empty() {
-                    m.framework.clone()
-                } else {
-                    format!("{} {}", m.framework, m.framework_version)
-                },
-                variant.map_or(m.description.clone(), |v| v.description.clone()),
-            )
-        }
-        None => Default::default(),
+    let manifest: toml::Table = toml::from_str(&s.manifest_toml).unwrap_or_default();
+    let text = |t: &toml::Table, key: &str| -> String {
+        t.get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let variant: Option<&toml::Table> = manifest
+        .get("variants")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_table())
+        .find(|v| !s.variant.is_empty() && text(v, "name") == s.variant);
+    let model = variant
+        .and_then(|v| v.get("model"))
+        .or_else(|| manifest.get("model"))
+        .and_then(|v| v.as_str())
+        .and_then(parse_model);
+    // A variant's tier is its own: it does not inherit the server's.
+    let tier = match variant {
+        Some(v) => v.get("tier"),
+        None => manifest.get("tier"),
+    }
+    .and_then(|v| v.as_str())
+    .and_then(parse_tier)
+    .unwrap_or_default();
+    let language = text(&manifest, "language");
+    let framework_name = text(&manifest, "framework");
+    let framework_version = text(&manifest, "framework_version");
+    let description = match variant {
+        Some(v) => text(v, "description"),
+        None => text(&manifest, "description"),
     };
     let toolchain = tool_for_language(&language)
         .and_then(|t| tools[t].as_str())
         .and_then(version_in);
     ServerInfo {
         label: label(&s.server, &s.variant),
+        language_min: text(&manifest, "language_version"),
         language,
-        language_min,
         toolchain,
-        framework,
+        framework: if framework_version.is_empty() {
+            framework_name.clone()
+        } else {
+            format!("{framework_name} {framework_version}")
+        },
+        framework_name,
+        framework_version,
+        model,
+        tier,
+        website: text(&manifest, "website"),
         description,
         build_status: s.build_status.as_str().to_string(),
         build_s: s.variant.is_empty().then_some(s.build_s),
         artefact_bytes: s.artefact_bytes,
         ready_s: s.ready_s,
+        peak_rss_bytes: None,
         verify: s.verify_json.as_deref().map(verify_counts),
         excluded_reason: s.excluded_reason.clone(),
     }
+}
+
+/// A model's name as a manifest writes it; None for a name this netbench
+/// does not know.
+fn parse_model(name: &str) -> Option<Model> {
+    let de: StrDeserializer<'_, DeError> = name.into_deserializer();
+    Model::deserialize(de).ok()
+}
+
+fn parse_tier(name: &str) -> Option<Tier> {
+    let de: StrDeserializer<'_, DeError> = name.into_deserializer();
+    Tier::deserialize(de).ok()
 }
 
 impl ServerInfo {
@@ -460,6 +593,189 @@ mod tests {
         assert_eq!(info.language_shown(), "Go 1.26.8 (needs 1.22+)");
         let info = server_info(&record(go), &serde_json::Value::Null);
         assert_eq!(info.language_shown(), "Go 1.22+");
+    }
+
+    fn record(server: &str, variant: &str, manifest: &str) -> ServerRecord {
+        ServerRecord {
+            server: server.into(),
+            variant: variant.into(),
+            manifest_toml: manifest.to_string(),
+            build_status: netbench_suite::store::BuildStatus::Ok,
+            build_s: 1.0,
+            artefact_bytes: None,
+            ready_s: None,
+            verify_json: None,
+            excluded_reason: None,
+        }
+    }
+
+    const ZOO: &str = "name = \"z\"\nlanguage = \"Rust\"\nframework = \"axum\"\n\
+        framework_version = \"0.8\"\ndescription = \"tokio\"\nmodel = \"work-stealing\"\n\
+        website = \"https://github.com/tokio-rs/axum\"\nrun = \"x\"\n\
+        [[variants]]\nname = \"current-thread\"\ndescription = \"one thread\"\n\
+        model = \"event-loop\"\n\
+        [[variants]]\nname = \"tuned\"\ntier = \"tuned\"\nenv = { A = \"1\" }\n";
+
+    #[test]
+    fn model_tier_website_and_framework_version_come_from_the_manifest() {
+        let null = serde_json::Value::Null;
+        let base = server_info(&record("z", "", ZOO), &null);
+        assert_eq!(base.model, Some(Model::WorkStealing));
+        assert_eq!(base.tier, Tier::Default);
+        assert_eq!(base.website, "https://github.com/tokio-rs/axum");
+        assert_eq!(
+            (
+                base.framework.as_str(),
+                base.framework_name.as_str(),
+                base.framework_version.as_str()
+            ),
+            ("axum 0.8", "axum", "0.8")
+        );
+        assert_eq!(base.description, "tokio");
+
+        // A variant that sets its own model runs that one.
+        let single = server_info(&record("z", "current-thread", ZOO), &null);
+        assert_eq!(single.label, "z:current-thread");
+        assert_eq!(single.model, Some(Model::EventLoop));
+        assert_eq!(single.tier, Tier::Default);
+        assert_eq!(single.description, "one thread");
+        assert_eq!(single.website, base.website);
+        assert_eq!(single.framework_version, "0.8");
+        // One that does not keeps the server's, and may be tuned.
+        let tuned = server_info(&record("z", "tuned", ZOO), &null);
+        assert_eq!(tuned.model, Some(Model::WorkStealing));
+        assert_eq!(tuned.tier, Tier::Tuned);
+
+        let json = serde_json::to_value(&tuned).unwrap();
+        assert_eq!(json["model"], "work-stealing");
+        assert_eq!(json["tier"], "tuned");
+        assert_eq!(json["framework_version"], "0.8");
+        assert_eq!(json["peak_rss_bytes"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_manifest_stored_before_models_still_gives_the_rest() {
+        // Stored by an older netbench: no model, tier, website or framework
+        // version; ServerManifest would refuse it now.
+        let old = "name = \"g\"\nlanguage = \"Go\"\nlanguage_version = \"1.22\"\n\
+                   framework = \"net/http\"\ndescription = \"d\"\nrun = \"x\"\n\
+                   [[variants]]\nname = \"procs-1\"\n";
+        assert!(toml::from_str::<netbench_suite::ServerManifest>(old).is_err());
+        for variant in ["", "procs-1"] {
+            let info = server_info(&record("g", variant, old), &serde_json::Value::Null);
+            assert_eq!(info.model, None);
+            assert_eq!(info.tier, Tier::Default);
+            assert_eq!(info.language_shown(), "Go 1.22+");
+            assert_eq!(info.framework, "net/http");
+            assert_eq!(info.framework_version, "");
+            assert_eq!(info.website, "");
+            let json = serde_json::to_value(&info).unwrap();
+            assert_eq!(json["model"], serde_json::Value::Null);
+            assert_eq!(json["tier"], "default");
+        }
+        // A model this netbench does not know is unknown too, not an error;
+        // so is text that is no manifest at all.
+        let future = old.replace("run = ", "model = \"quantum\"\nrun = ");
+        let info = server_info(&record("g", "", &future), &serde_json::Value::Null);
+        assert_eq!((info.model, info.language.as_str()), (None, "Go"));
+        let info = server_info(&record("g", "", "not toml ["), &serde_json::Value::Null);
+        assert_eq!((info.model, info.label.as_str()), (None, "g"));
+    }
+
+    fn run_of(servers: Vec<ServerRecord>) -> RunDetail {
+        RunDetail {
+            id: 1,
+            suite: "t".into(),
+            suite_toml: String::new(),
+            command: "test".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            finished_at: None,
+            status: netbench_suite::store::RunStatus::Complete,
+            environment: serde_json::json!({}),
+            placement: serde_json::json!({}),
+            repetitions: None,
+            work_seed: None,
+            adaptive: None,
+            servers,
+            measurements: Vec::new(),
+        }
+    }
+
+    fn samples(rss: &[u64]) -> Vec<Sample> {
+        rss.iter()
+            .map(|&rss_bytes| Sample {
+                rss_bytes,
+                ..Sample::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn peak_memory_is_the_largest_sample_over_all_the_servers_cells() {
+        let measured = [
+            ("z", samples(&[10, 30, 20])),
+            // One sample is enough (a window is not needed); a sample taken
+            // after the server was gone reads 0.
+            ("z", samples(&[25])),
+            ("z", samples(&[40, 0])),
+            ("z:tuned", samples(&[])),
+            ("y", samples(&[0])),
+            ("x", samples(&[5])),
+        ];
+        let peaks = peaks_by_server(measured.iter().map(|(l, s)| (l.to_string(), s.as_slice())));
+        assert_eq!(
+            peaks.into_iter().collect::<Vec<_>>(),
+            [("x".to_string(), 5), ("z".to_string(), 40)]
+        );
+    }
+
+    #[test]
+    fn servers_and_columns_are_ordered_by_model_then_name() {
+        let manifest = |name: &str, model: Option<&str>| {
+            format!(
+                "name = \"{name}\"\nlanguage = \"C\"\nframework = \"f\"\ndescription = \"d\"\n{}run = \"x\"\n",
+                model.map_or(String::new(), |m| format!("model = \"{m}\"\n"))
+            )
+        };
+        let servers = vec![
+            record("a-old", "", &manifest("a-old", None)),
+            record("b-loop", "", &manifest("b-loop", Some("event-loop"))),
+            record("c-pool", "", &manifest("c-pool", Some("thread-pool"))),
+            record("z", "", ZOO),
+            record("z", "current-thread", ZOO),
+            record("z", "tuned", ZOO),
+        ];
+        let r = build_report(&run_of(servers));
+        let order = [
+            "c-pool",
+            "b-loop",
+            "z:current-thread",
+            "z",
+            "z:tuned",
+            "a-old",
+        ];
+        assert_eq!(r.columns, order);
+        let labels: Vec<&str> = r.servers.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, order);
+
+        // Colours: a shade of the model's own hue each, unknown in grey.
+        let colors = crate::palette::swatches(&r);
+        let of: Vec<(&str, Option<Model>)> =
+            colors.iter().map(|s| (s.label.as_str(), s.model)).collect();
+        assert_eq!(
+            of,
+            [
+                ("c-pool", Some(Model::ThreadPool)),
+                ("b-loop", Some(Model::EventLoop)),
+                ("z:current-thread", Some(Model::EventLoop)),
+                ("z", Some(Model::WorkStealing)),
+                ("z:tuned", Some(Model::WorkStealing)),
+                ("a-old", None),
+            ]
+        );
+        assert_ne!(colors[1].color, colors[2].color);
+        assert_ne!(colors[3].color, colors[4].color);
+        assert_eq!(colors[5].color, crate::palette::model_color(None));
     }
 
     #[test]

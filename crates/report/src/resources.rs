@@ -42,6 +42,16 @@ pub fn server_use(samples: &[Sample], rps: f64) -> Option<ServerUse> {
     })
 }
 
+/// The largest RSS in `samples`; None when there is none above zero (no
+/// samples, or only ones taken after the server was gone).
+pub fn peak_rss(samples: &[Sample]) -> Option<u64> {
+    samples
+        .iter()
+        .map(|s| s.rss_bytes)
+        .max()
+        .filter(|&rss| rss > 0)
+}
+
 /// Memory per connection: the growth of peak RSS from the smallest
 /// connection count of the same test to `connections`, per added connection.
 /// The runtime's fixed cost cancels out; None at the smallest count itself.
@@ -87,6 +97,21 @@ mod tests {
         assert!(server_use(&s[..1], 1.0).is_none());
         let idle = [sample(0.0, 1.0, 1), sample(1.0, 1.0, 1)];
         assert_eq!(server_use(&idle, 10.0).unwrap().requests_per_cpu_s, None);
+    }
+
+    #[test]
+    fn peak_rss_is_the_largest_sample_even_alone() {
+        assert_eq!(peak_rss(&[sample(0.0, 1.0, 7)]), Some(7));
+        assert_eq!(
+            peak_rss(&[
+                sample(0.0, 1.0, 7),
+                sample(0.1, 1.0, 9),
+                sample(0.2, 1.0, 0)
+            ]),
+            Some(9)
+        );
+        assert_eq!(peak_rss(&[]), None);
+        assert_eq!(peak_rss(&[sample(0.0, 1.0, 0)]), None, "the group was gone");
     }
 
     #[test]

@@ -1,7 +1,11 @@
 // Opens a netbench HTML report (or comparison) in headless Chromium and
 // checks it the way a reader would see it: no console errors or warnings,
 // no page errors, no network request of any kind (the file must work
-// offline), every chart drawn with data and with paint on its canvas. Saves a
+// offline), every chart drawn with data and with paint on its canvas. On a
+// run's report (one with a servers table) it also checks the colours: a key
+// names each model with its colour, every series of a per-server chart is
+// its server's colour, which is a shade of its model's hue (grey for an
+// unknown model), and series come ordered by model, then name. Saves a
 // full-page screenshot. Prints one JSON line with what it found; exits 1 when
 // anything is wrong, 2 when it could not check at all.
 //
@@ -70,6 +74,21 @@ try {
   }
   if (charts.length === 0) problems.push('no charts in the page');
   const tables = await page.evaluate(() => document.querySelectorAll('table').length);
+  const colours = await page.evaluate(() => ({
+    keys: document.querySelectorAll('[data-model-key]').length,
+    key: [...(document.querySelector('[data-model-key]') || document.createElement('div'))
+      .querySelectorAll('[data-model]')]
+      .map((e) => ({ model: e.dataset.model, color: e.dataset.color,
+        servers: [...e.querySelectorAll('[data-key-server]')].map((x) => x.dataset.keyServer) })),
+    servers: [...document.querySelectorAll('tr[data-server]')]
+      .map((e) => ({ server: e.dataset.server, model: e.dataset.model, color: e.dataset.color })),
+    series: [...document.querySelectorAll('canvas[data-chart]')].flatMap((c) => {
+      const chart = window.Chart && window.Chart.getChart(c);
+      return chart ? chart.data.datasets.map((d) => ({ chart: c.id, server: d.server,
+        model: d.model, color: d.backgroundColor })) : [];
+    }),
+  }));
+  const models = colourProblems(colours, problems);
   if (maxHeight > 0) {
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.screenshot({ path: shot, fullPage: true,
@@ -77,8 +96,86 @@ try {
   } else {
     await page.screenshot({ path: shot, fullPage: true });
   }
-  console.log(JSON.stringify({ ok: problems.length === 0, charts, tables, problems }));
+  console.log(JSON.stringify({ ok: problems.length === 0, charts, tables, models,
+    series: colours.series.length, problems }));
 } finally {
   await browser.close();
 }
 process.exit(problems.length === 0 ? 0 : 1);
+
+// Hue (degrees) and saturation (0..1) of "#rrggbb"; null for anything else.
+function hueSat(hex) {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || '');
+  if (!m) return null;
+  const [r, g, b] = m.slice(1).map((x) => parseInt(x, 16) / 255);
+  const max = Math.max(r, g, b);
+  const min = Math.min(r, g, b);
+  const d = max - min;
+  if (d === 0) return { h: 0, s: 0 };
+  const l = (max + min) / 2;
+  const s = d / (1 - Math.abs(2 * l - 1));
+  let h;
+  if (max === r) h = 60 * ((((g - b) / d) % 6 + 6) % 6);
+  else if (max === g) h = 60 * ((b - r) / d + 2);
+  else h = 60 * ((r - g) / d + 4);
+  return { h, s };
+}
+
+// (Declarations, not constants: the checks above call them before this
+// line runs.)
+function apart(a, b) {
+  const d = Math.abs(a - b) % 360;
+  return Math.min(d, 360 - d);
+}
+
+// One family: the same hue within a few degrees, or both grey.
+function sameFamily(a, b) {
+  const grey = (x) => x.s < 0.05;
+  return grey(a) || grey(b) ? grey(a) && grey(b) : apart(a.h, b.h) <= 8;
+}
+
+// Checks the page's colours (see the top); returns the key as
+// [{ model, color, servers }] for the caller to assert on.
+function colourProblems({ keys, key, servers, series }, problems) {
+  if (servers.length === 0) return []; // a comparison: one series, coloured by verdict
+  if (keys === 0) problems.push('no model key ([data-model-key]) in the page');
+  const keyOf = new Map(key.map((k) => [k.model, k]));
+  const serverOf = new Map(servers.map((s) => [s.server, s]));
+  for (const [i, a] of key.entries()) {
+    const ha = hueSat(a.color);
+    if (!ha) { problems.push(`model ${a.model}'s key colour ${a.color} is not #rrggbb`); continue; }
+    for (const b of key.slice(i + 1)) {
+      const hb = hueSat(b.color);
+      if (hb && sameFamily(ha, hb)) problems.push(`models ${a.model} and ${b.model} share a hue (${a.color}, ${b.color})`);
+    }
+  }
+  const rank = (s) => [key.findIndex((k) => k.model === s.model), s.server];
+  const byChart = new Map();
+  for (const s of series) {
+    const where = `chart ${s.chart}, series ${s.server}`;
+    const server = serverOf.get(s.server);
+    if (!server) { problems.push(`${where}: no such server in the servers table`); continue; }
+    if (s.model !== server.model) problems.push(`${where}: model ${s.model}, the table says ${server.model}`);
+    if (s.color !== server.color) problems.push(`${where}: colour ${s.color}, the table says ${server.color}`);
+    const k = keyOf.get(server.model);
+    if (!k) { problems.push(`${where}: model ${server.model} is not in the key`); continue; }
+    if (!k.servers.includes(s.server)) problems.push(`${where}: the key does not list it under ${server.model}`);
+    const hs = hueSat(s.color);
+    const hk = hueSat(k.color);
+    if (!hs || !hk || !sameFamily(hs, hk)) problems.push(`${where}: colour ${s.color} is not of ${server.model}'s family (${k.color})`);
+    if (!byChart.has(s.chart)) byChart.set(s.chart, []);
+    byChart.get(s.chart).push({ ...s, model: server.model });
+  }
+  for (const [chart, list] of byChart) {
+    const order = list.map(rank);
+    for (let i = 1; i < order.length; i += 1) {
+      const [a, b] = [order[i - 1], order[i]];
+      if (a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1])) {
+        problems.push(`chart ${chart}: series ${list[i - 1].server} before ${list[i].server}, not by model then name`);
+      }
+    }
+    const colours = new Set(list.map((s) => s.color));
+    if (colours.size !== list.length) problems.push(`chart ${chart}: two series share a colour`);
+  }
+  return key;
+}

@@ -1,10 +1,11 @@
-//! The reports end to end: two real runs of a small matrix (a good server and
-//! one that crashes mid-measurement) go into a store; the HTML report and the
-//! comparison are rebuilt from that store alone and opened in headless
-//! Chromium, which must show no console error and no network request, with
-//! every chart drawn from data; the screenshots are kept under the test's
-//! output folder. The Markdown, CSV and JSON forms are checked against the
-//! same store.
+//! The reports end to end: two real runs of a small matrix (a good server
+//! with two variants, one of another threading model, and one that crashes
+//! mid-measurement) go into a store; the HTML report and the comparison are
+//! rebuilt from that store alone and opened in headless Chromium, which must
+//! show no console error and no network request, with every chart drawn from
+//! data and coloured by threading model; the screenshots are kept under the
+//! test's output folder. The Markdown, CSV and JSON forms are checked against
+//! the same store.
 
 mod common;
 
@@ -19,9 +20,10 @@ use netbench_suite::run_suite;
 use netbench_suite::store::{RunStatus, Store};
 
 const SUITE: &str = r#"
-    servers = ["*"]
+    servers = ["*:*"]
     repetitions = 2
     cooldown = "0s"
+    quiet_wait = "0s"
     [[scenarios]]
     name = "blank"
     endpoint = "blank"
@@ -83,6 +85,19 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     // Passes verify, then exits 300 answers into each measurement: its cells
     // fail, and the report must say so rather than draw nothing.
     fake_server(&servers, "crashy", "", &format!("--crash-after 300 {tag}"));
+    // steady is work-stealing with a website and two variants: one tuned,
+    // one that runs another model. crashy stays an event loop.
+    let manifest = servers.join("steady/server.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("model = \"event-loop\""), "{text}");
+    std::fs::write(
+        &manifest,
+        text.replace("model = \"event-loop\"", "model = \"work-stealing\"")
+            + "framework_version = \"1.2\"\nwebsite = \"https://example.org/steady\"\n\
+               [[variants]]\nname = \"tuned\"\ntier = \"tuned\"\n\
+               [[variants]]\nname = \"pool\"\nmodel = \"thread-pool\"\n",
+    )
+    .unwrap();
     let db = work.join("db.sqlite");
     let mut ids = Vec::new();
     for _ in 0..2 {
@@ -116,15 +131,96 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         crashy.stats.rps.is_none() && crashy.flags.contains('F'),
         "{crashy:?}"
     );
+    // By model (thread-pool, event-loop, work-stealing: the contract's
+    // order), then name; the servers in the same order.
+    let order = ["steady:pool", "crashy", "steady", "steady:tuned"];
+    assert_eq!(a.columns, order);
+    let labels: Vec<&str> = a.servers.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, order);
+    let info = |label: &str| a.servers.iter().find(|s| s.label == label).unwrap();
+    let json = serde_json::to_value(&a.servers).unwrap();
+    let field = |i: usize, key: &str| json[i][key].as_str().unwrap_or("null").to_string();
+    let models: Vec<String> = (0..4).map(|i| field(i, "model")).collect();
+    assert_eq!(
+        models,
+        [
+            "thread-pool",
+            "event-loop",
+            "work-stealing",
+            "work-stealing"
+        ]
+    );
+    let tiers: Vec<String> = (0..4).map(|i| field(i, "tier")).collect();
+    assert_eq!(tiers, ["default", "default", "default", "tuned"]);
+    assert_eq!(info("steady:pool").website, "https://example.org/steady");
+    assert_eq!(info("steady:pool").framework_version, "1.2");
+    assert_eq!(info("steady").framework, "test 1.2");
+    // Peak memory: the largest sample of any of the server's cells, so the
+    // largest of its repetitions' peaks and at least each cell's median;
+    // crashy's failed cells kept no samples, so it has none.
+    for label in ["steady:pool", "steady", "steady:tuned"] {
+        let peak = info(label).peak_rss_bytes.expect("a peak") as f64;
+        let cells: Vec<f64> = a
+            .cells
+            .iter()
+            .filter(|c| c.server == label)
+            .map(|c| c.peak_rss_bytes.expect("samples"))
+            .collect();
+        assert_eq!(cells.len(), 4);
+        assert!(
+            cells.iter().all(|&p| p <= peak),
+            "{label}: {peak} {cells:?}"
+        );
+        let reps: Vec<u64> = a
+            .repetitions
+            .iter()
+            .filter(|r| r.server == label)
+            .filter_map(|r| r.result.as_ref()?.server.map(|u| u.peak_rss_bytes))
+            .collect();
+        assert_eq!(reps.iter().max().map(|&p| p as f64), Some(peak), "{label}");
+    }
+    assert_eq!(info("crashy").peak_rss_bytes, None);
 
     let dir = output_dir();
     let html = dir.join("report.html");
     write_html(&mut std::fs::File::create(&html).unwrap(), &a).unwrap();
     let found = check_in_browser(&html, &dir.join("report.png"));
+    eprintln!(
+        "report.html: {} charts, {} series checked against the model key {}",
+        found["charts"].as_array().unwrap().len(),
+        found["series"],
+        found["models"]
+    );
     let charts = found["charts"].as_array().unwrap();
     // Per test: throughput, CPU, requests per CPU-second, memory; per test
     // and connection count: the latency spectrum.
     assert_eq!(charts.len(), 2 * 4 + 2 * 2, "{found}");
+    // The key: each model with its colour and its servers, in column order
+    // (crashy has no result but is a column all the same); the checker
+    // found every series in its model's hue, in order.
+    let key: Vec<(&str, Vec<&str>)> = found["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let servers = m["servers"].as_array().unwrap();
+            (
+                m["model"].as_str().unwrap(),
+                servers.iter().map(|s| s.as_str().unwrap()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        key,
+        [
+            ("thread-pool", vec!["steady:pool"]),
+            ("event-loop", vec!["crashy"]),
+            ("work-stealing", vec!["steady", "steady:tuned"]),
+        ],
+        "{found}"
+    );
+    // Three working servers in each of the 12 charts (crashy has no data).
+    assert_eq!(found["series"], 3 * 12, "{found}");
     for kind in ["throughput", "latency", "cpu", "efficiency", "memory"] {
         assert!(
             charts.iter().any(|c| c["kind"] == kind),
@@ -133,13 +229,13 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     }
     assert!(std::fs::metadata(dir.join("report.png")).unwrap().len() > 10_000);
 
-    // One server with one good and one failed connection count: the charts
+    // Servers with one good and one failed connection count: the charts
     // must draw the gap without a console error.
     let mut partial = a.clone();
     for c in partial
         .cells
         .iter_mut()
-        .filter(|c| c.server == "steady" && c.connections == 8)
+        .filter(|c| c.server.starts_with("steady") && c.connections == 8)
     {
         c.stats.rps = None;
         c.stats.failed = c.stats.repetitions;
@@ -185,7 +281,17 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     write_markdown(&mut md, &a).unwrap();
     let md = String::from_utf8(md).unwrap();
     assert!(
-        md.contains("| test | connections | crashy | steady |"),
+        md.contains("| test | connections | steady:pool | crashy | steady | steady:tuned |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| framework | framework version | model | tier |")
+            && md.contains("| peak memory | verify |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| [steady:tuned](https://example.org/steady) | Rust")
+            && md.contains("| test | 1.2 | work-stealing | tuned | (shared) |"),
         "{md}"
     );
     assert!(md.contains("failed 2/2 F"), "{md}");
@@ -194,8 +300,8 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     write_csv(&mut csv, &a).unwrap();
     let csv = String::from_utf8(csv).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
-    // crashy: 8 failed repetitions, one row each; steady: 8 good ones with
-    // the same metrics each.
+    // crashy: 8 failed repetitions, one row each; steady and its two
+    // variants: 8 good ones each, with the same metrics each.
     assert_eq!(
         rows.iter()
             .filter(|r| r.ends_with(",failed,bool,1"))
@@ -206,12 +312,12 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         .iter()
         .filter(|r| r.contains(",requests_per_s,"))
         .count();
-    assert_eq!(rps_rows, 8);
+    assert_eq!(rps_rows, 3 * 8);
     assert!(rows.iter().all(|r| r.split(',').count() == 9), "{csv}");
 
     let json = serde_json::to_value(&a).unwrap();
     assert_eq!(json["format"], "netbench-report/1");
-    assert_eq!(json["repetitions"].as_array().unwrap().len(), 16);
+    assert_eq!(json["repetitions"].as_array().unwrap().len(), 4 * 8);
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(repo().join("schema/report.v1.schema.json")).unwrap(),
     )
@@ -225,6 +331,28 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
             .collect();
         assert!(errors.is_empty(), "{errors:#?}");
     }
+    // A report from before models, tiers, websites, framework versions and
+    // peak memory is still valid; an unknown model is not.
+    let mut old = serde_json::to_value(&a).unwrap();
+    for server in old["servers"].as_array_mut().unwrap() {
+        let server = server.as_object_mut().unwrap();
+        for key in [
+            "framework_name",
+            "framework_version",
+            "model",
+            "tier",
+            "website",
+            "peak_rss_bytes",
+        ] {
+            assert!(server.remove(key).is_some(), "{key}");
+        }
+    }
+    assert!(validator.is_valid(&old));
+    let mut unknown = serde_json::to_value(&a).unwrap();
+    unknown["servers"][0]["model"] = serde_json::Value::Null;
+    assert!(validator.is_valid(&unknown));
+    unknown["servers"][0]["model"] = "event-loopz".into();
+    assert!(!validator.is_valid(&unknown));
     // And it refuses what it must: an unknown flag, a missing key.
     let mut bad = serde_json::to_value(&a).unwrap();
     bad["cells"][0]["flags"] = "X".into();
