@@ -16,6 +16,7 @@ mod load_text;
 mod markdown;
 mod model;
 mod palette;
+pub mod ranking;
 mod resources;
 pub mod significance;
 mod spectrum;

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::flag::{marks, measured_legend, Flag};
 use crate::format::{first_line_safe, format_duration_ns, thousands, write_columns};
+use crate::ranking::{rank_row, Standing};
 use crate::stats::{summarize, too_noisy, Summary};
 
 /// What a cell of the table shows.
@@ -25,6 +26,20 @@ pub(crate) const CELL_LEGEND: &str =
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CellStats {
     pub rps: Option<Summary>,
+    /// The same requests/s normalised by the machine-speed control (each
+    /// repetition × its server-CPU probe ÷ the run's median probe); None
+    /// when a repetition lacks the control.
+    pub rps_normalised: Option<Summary>,
+    /// Where the server stands in its row (see [`crate::ranking`]).
+    #[serde(serialize_with = "standing_name")]
+    pub standing: Standing,
+    /// The noise recorded around the cell's repetitions, the worst of them.
+    pub noise: Option<CellNoise>,
+    /// Each good repetition's requests/s, raw and normalised, in order.
+    #[serde(skip)]
+    pub rps_values: Vec<f64>,
+    #[serde(skip)]
+    pub rps_normalised_values: Vec<f64>,
     pub p99_ns: Option<f64>,
     pub client_bound: bool,
     pub errors: u64,
@@ -55,6 +70,67 @@ impl CellStats {
     pub fn flags(&self) -> String {
         marks(Flag::MEASURED.into_iter().filter(|&f| self.has(f)))
     }
+}
+
+/// The noise around a cell: the worst of its repetitions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CellNoise {
+    /// Largest share of CPU time the host stole during a repetition.
+    pub steal: f64,
+    /// Most cores busy outside netbench and the server during a repetition.
+    pub other_busy_cores: f64,
+    /// Most cores busy outside netbench just before a repetition.
+    pub other_busy_before_cores: f64,
+    /// Time waited for quiet before the repetitions, together.
+    pub quiet_wait_s: f64,
+    /// Largest change of the machine-speed probe within a repetition.
+    pub probe_drift: f64,
+}
+
+impl CellNoise {
+    /// What made the cell noisy, in a phrase, when anything stands out.
+    pub fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.steal >= 0.02 {
+            parts.push(format!("host steal up to {:.0}%", self.steal * 100.0));
+        }
+        if self.other_busy_cores >= 0.1 {
+            parts.push(format!(
+                "other processes kept {:.1} cores busy",
+                self.other_busy_cores
+            ));
+        }
+        if self.quiet_wait_s > 0.0 {
+            parts.push(format!("waited {:.1} s for quiet", self.quiet_wait_s));
+        }
+        if self.probe_drift.abs() >= 0.05 {
+            parts.push(format!(
+                "machine speed moved {:+.0}% during a repetition",
+                self.probe_drift * 100.0
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+fn standing_name<S: serde::Serializer>(s: &Standing, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(match s {
+        Standing::Leader => "leader",
+        Standing::Tied => "tied",
+        Standing::Behind => "behind",
+    })
+}
+
+/// The run's reference for the machine-speed control: the median probe of
+/// its measurements, so normalised figures stay in requests/s at the run's
+/// typical speed.
+pub(crate) fn control_reference(run: &RunDetail) -> Option<f64> {
+    median(
+        run.measurements
+            .iter()
+            .filter_map(|m| m.noise.map(|n| n.probe_server_ns))
+            .collect(),
+    )
 }
 
 /// The table's content: row keys in suite order, column labels, cells.
@@ -115,7 +191,8 @@ pub fn run_table(run: &RunDetail) -> RunTable {
         }
         raw.entry((row.0, row.1, col)).or_default().push(m);
     }
-    let cells = raw
+    let reference = control_reference(run);
+    let mut cells: BTreeMap<(String, u32, String), CellStats> = raw
         .into_iter()
         .map(|(k, ms)| {
             let mut c = CellStats {
@@ -123,7 +200,9 @@ pub fn run_table(run: &RunDetail) -> RunTable {
                 ..CellStats::default()
             };
             let mut rps = Vec::new();
+            let mut normalised = Vec::new();
             let mut p99 = Vec::new();
+            let mut noise: Option<CellNoise> = None;
             for m in ms {
                 if m.status == MeasurementStatus::Failed {
                     c.failed += 1;
@@ -140,6 +219,18 @@ pub fn run_table(run: &RunDetail) -> RunTable {
                     continue;
                 };
                 rps.push(r.rps);
+                if let (Some(n), Some(reference)) = (m.noise, reference) {
+                    normalised.push(r.rps * n.probe_server_ns / reference);
+                    let w = noise.get_or_insert_with(CellNoise::default);
+                    w.steal = w.steal.max(n.steal);
+                    w.other_busy_cores = w.other_busy_cores.max(n.other_busy_cores);
+                    w.other_busy_before_cores =
+                        w.other_busy_before_cores.max(n.other_busy_before_cores);
+                    w.quiet_wait_s += n.quiet_wait_s;
+                    if n.probe_drift.abs() > w.probe_drift.abs() {
+                        w.probe_drift = n.probe_drift;
+                    }
+                }
                 if r.latency.count > 0 {
                     p99.push(r.latency.p99_ns);
                 }
@@ -147,14 +238,60 @@ pub fn run_table(run: &RunDetail) -> RunTable {
                 c.errors += r.errors.total();
             }
             c.rps = summarize(&rps);
+            // Normalised only when every good repetition carries the control.
+            if normalised.len() == rps.len() {
+                c.rps_normalised = summarize(&normalised);
+                c.rps_normalised_values = normalised;
+            }
+            c.rps_values = rps;
+            c.noise = noise;
             c.p99_ns = median(p99);
             (k, c)
         })
         .collect();
+    rank_rows(&rows, &columns, &mut cells);
     RunTable {
         rows,
         columns,
         cells,
+    }
+}
+
+/// Marks each row's leader, or its tied leaders, by the normalised figures
+/// when the whole row has them, else by the raw ones.
+fn rank_rows(
+    rows: &[(String, u32)],
+    columns: &[String],
+    cells: &mut BTreeMap<(String, u32, String), CellStats>,
+) {
+    for (scenario, conns) in rows {
+        let keys: Vec<(String, u32, String)> = columns
+            .iter()
+            .map(|c| (scenario.clone(), *conns, c.clone()))
+            .collect();
+        let row: Vec<Option<&CellStats>> = keys.iter().map(|k| cells.get(k)).collect();
+        let normalised = row
+            .iter()
+            .flatten()
+            .all(|c| c.rps_normalised.is_some() || c.rps_values.is_empty());
+        let values: Vec<Option<&[f64]>> = row
+            .iter()
+            .map(|c| {
+                c.map(|c| {
+                    if normalised {
+                        c.rps_normalised_values.as_slice()
+                    } else {
+                        c.rps_values.as_slice()
+                    }
+                })
+            })
+            .collect();
+        let standings = rank_row(&values);
+        for (k, s) in keys.iter().zip(standings) {
+            if let Some(c) = cells.get_mut(k) {
+                c.standing = s;
+            }
+        }
     }
 }
 
@@ -186,9 +323,105 @@ pub(crate) fn cell_text(c: Option<&CellStats>) -> String {
         format!(" {flags}")
     };
     format!(
-        "{}{spread}{p99}{flags}",
+        "{}{}{spread}{p99}{flags}",
+        standing_mark(c.standing),
         thousands(rps.median.round() as u64)
     )
+}
+
+/// The machine-speed control's part of the terminal table: the same cells
+/// normalised, how many settle within ±5% either way, and what was noisy.
+fn write_control(out: &mut impl Write, run: &RunDetail, t: &RunTable) -> io::Result<()> {
+    let Some(reference) = control_reference(run) else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "\nnormalised by the machine-speed control (requests/s × the cell's CPU probe ÷ the \
+         run's median probe, {:.0} µs):",
+        reference / 1e3
+    )?;
+    let mut header = vec!["test".to_string(), "connections".to_string()];
+    header.extend(t.columns.iter().cloned());
+    let mut lines = vec![header];
+    for (scenario, conns) in &t.rows {
+        let mut line = vec![scenario.clone(), thousands(u64::from(*conns))];
+        for col in &t.columns {
+            let c = t.cells.get(&(scenario.clone(), *conns, col.clone()));
+            line.push(match c.and_then(|c| c.rps_normalised.map(|n| (c, n))) {
+                None => "-".into(),
+                Some((c, n)) => {
+                    let spread = crate::stats::relative_half_width(&n)
+                        .map_or(String::new(), |w| format!(" ±{:.0}%", w * 100.0));
+                    format!(
+                        "{}{}{spread}",
+                        standing_mark(c.standing),
+                        thousands(n.median.round() as u64)
+                    )
+                }
+            });
+        }
+        lines.push(line);
+    }
+    write_columns(out, &lines, |i| i == 0, true)?;
+    if let Some((n, raw, norm)) = settled_shares(t) {
+        writeln!(
+            out,
+            "cells within ±5% (95% interval of the mean): {raw} of {n} raw, {norm} of {n} normalised"
+        )?;
+    }
+    let noisy: Vec<String> = t
+        .cells
+        .iter()
+        .filter(|(_, c)| c.noisy())
+        .filter_map(|((s, conns, col), c)| {
+            Some(format!("  {col} {s} c={conns}: {}", c.noise?.describe()?))
+        })
+        .collect();
+    if !noisy.is_empty() {
+        writeln!(out, "noisy cells and what was going on:")?;
+        for line in noisy {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The mark before a cell's figure: ▲ leads its row, = tied for the lead.
+pub(crate) fn standing_mark(s: Standing) -> &'static str {
+    match s {
+        Standing::Leader => "▲",
+        Standing::Tied => "=",
+        Standing::Behind => "",
+    }
+}
+
+/// What the leader marks mean.
+pub(crate) const STANDING_LEGEND: &str = "▲ leads its row: ahead of every other server beyond \
+    noise (Welch's 95% interval of the ratio, on the normalised figures when the run has the \
+    machine-speed control); = tied for the lead: not told apart from the top at these \
+    repetitions.";
+
+/// The run's cells in normalised form, for the table under the main one:
+/// the share of cells whose 95% interval is within ±5%, raw and normalised.
+pub(crate) fn settled_shares(t: &RunTable) -> Option<(usize, usize, usize)> {
+    let within = |s: &Option<Summary>| {
+        s.as_ref()
+            .and_then(crate::stats::relative_half_width)
+            .is_some_and(|w| w <= 0.05)
+    };
+    let judged: Vec<&CellStats> = t
+        .cells
+        .values()
+        .filter(|c| c.rps_normalised.is_some() && c.rps_values.len() >= 2)
+        .collect();
+    (!judged.is_empty()).then(|| {
+        (
+            judged.len(),
+            judged.iter().filter(|c| within(&c.rps)).count(),
+            judged.iter().filter(|c| within(&c.rps_normalised)).count(),
+        )
+    })
 }
 
 /// Writes the run's header, the table, the legend and the notes (excluded
@@ -238,7 +471,12 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     }
     write_columns(out, &lines, |i| i == 0, true)?;
     writeln!(out)?;
-    writeln!(out, "{CELL_LEGEND}\n{}", measured_legend())?;
+    writeln!(
+        out,
+        "{CELL_LEGEND}\n{}\n{STANDING_LEGEND}",
+        measured_legend()
+    )?;
+    write_control(out, run, &t)?;
     let excluded: Vec<_> = run
         .servers
         .iter()
@@ -264,4 +502,150 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netbench_suite::store::{
+        BuildStatus, CellKey, Measurement, Noise, RunStatus, ServerRecord,
+    };
+
+    fn result(rps: f64) -> String {
+        let latency = serde_json::json!({"count": 10, "min_ns": 1.0, "mean_ns": 1.0,
+            "stdev_ns": 0.0, "p50_ns": 1.0, "p90_ns": 1.0, "p99_ns": 1.0, "p999_ns": 1.0,
+            "p9999_ns": 1.0, "max_ns": 1.0});
+        serde_json::json!({
+            "interrupted": false, "requests": 10, "errors": [0, 0, 0, 0, 0, 0, 0, 0, 0],
+            "duration_s": 1.0, "rps": rps, "latency": latency, "connect": latency,
+            "connects": 1, "bytes_read": 0, "bytes_written": 0, "workers": [],
+            "client_cpu_s": 0.1, "process_cpu_s": 0.1, "configured_connections": 100,
+            "achieved_concurrency": 100.0, "rate": null,
+            "verdict": {"client_bound": false, "reasons": [], "busiest_cpu": 0.1,
+                        "busiest_loop": 0.1, "in_flight": 1.0}
+        })
+        .to_string()
+    }
+
+    fn rep(server: &str, rep: u32, rps: f64, probe: Option<f64>) -> Measurement {
+        Measurement {
+            id: Some(i64::from(rep)),
+            key: CellKey {
+                server: server.into(),
+                variant: String::new(),
+                scenario: "blank".into(),
+                connections: 100,
+                repetition: rep,
+            },
+            status: MeasurementStatus::Ok,
+            failure: None,
+            result_json: Some(result(rps)),
+            histogram: None,
+            client_bound: false,
+            started_at: String::new(),
+            duration_s: 1.0,
+            samples: Vec::new(),
+            noise: probe.map(|p| Noise {
+                probe_server_ns: p,
+                probe_client_ns: p,
+                steal: 0.05,
+                ..Noise::default()
+            }),
+        }
+    }
+
+    fn run(measurements: Vec<Measurement>) -> RunDetail {
+        let server = |name: &str| ServerRecord {
+            server: name.into(),
+            variant: String::new(),
+            manifest_toml: String::new(),
+            build_status: BuildStatus::Ok,
+            build_s: 0.0,
+            artefact_bytes: None,
+            ready_s: None,
+            verify_json: None,
+            excluded_reason: None,
+        };
+        RunDetail {
+            id: 1,
+            suite: "t".into(),
+            suite_toml: String::new(),
+            command: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: RunStatus::Complete,
+            environment: serde_json::json!({}),
+            placement: serde_json::json!({}),
+            repetitions: None,
+            work_seed: None,
+            adaptive: None,
+            servers: vec![server("a"), server("b")],
+            measurements,
+        }
+    }
+
+    #[test]
+    fn the_control_scales_each_repetition_by_its_probe() {
+        // Server a looks noisy raw (100, 80, 120) but each repetition ran at
+        // a machine speed that explains it; b is steady but on a steady
+        // machine. Probes (ns): median 1000.
+        let t = run_table(&run(vec![
+            rep("a", 1, 100.0, Some(1000.0)),
+            rep("a", 2, 80.0, Some(1250.0)),
+            rep("a", 3, 120.0, Some(1000.0 / 1.2)),
+            rep("b", 1, 50.0, Some(1000.0)),
+            rep("b", 2, 51.0, Some(1000.0)),
+            rep("b", 3, 49.0, Some(1000.0)),
+        ]));
+        let a = &t.cells[&("blank".to_string(), 100, "a".to_string())];
+        for v in &a.rps_normalised_values {
+            assert!((v - 100.0).abs() < 1e-9, "{:?}", a.rps_normalised_values);
+        }
+        assert!(a.rps.unwrap().cv > 0.15);
+        assert!(a.rps_normalised.unwrap().cv < 1e-9);
+        assert_eq!(a.noise.unwrap().steal, 0.05);
+        assert!(a
+            .noise
+            .unwrap()
+            .describe()
+            .unwrap()
+            .contains("steal up to 5%"));
+        // On the normalised figures a leads beyond noise; raw it would not.
+        assert_eq!(a.standing, Standing::Leader);
+        assert_eq!(
+            t.cells[&("blank".to_string(), 100, "b".to_string())].standing,
+            Standing::Behind
+        );
+        assert_eq!(settled_shares(&t), Some((2, 1, 2)));
+    }
+
+    #[test]
+    fn without_the_control_the_raw_figures_rank() {
+        let t = run_table(&run(vec![
+            rep("a", 1, 100.0, None),
+            rep("a", 2, 80.0, None),
+            rep("a", 3, 120.0, None),
+            rep("b", 1, 90.0, None),
+            rep("b", 2, 91.0, None),
+            rep("b", 3, 89.0, None),
+        ]));
+        let a = &t.cells[&("blank".to_string(), 100, "a".to_string())];
+        assert!(a.rps_normalised.is_none() && a.noise.is_none());
+        // 100 ± 20 over three repetitions: not told apart from 90 ± 1.
+        assert_eq!(a.standing, Standing::Tied);
+        assert_eq!(
+            t.cells[&("blank".to_string(), 100, "b".to_string())].standing,
+            Standing::Tied
+        );
+        assert_eq!(
+            cell_text(Some(a)),
+            "=100,000 ±50% p99 1ns ~".replace("100,000", "100")
+        );
+        assert_eq!(settled_shares(&t), None);
+        let mut text = Vec::new();
+        write_run_table(&mut text, &run(Vec::new())).unwrap();
+        assert!(!String::from_utf8(text)
+            .unwrap()
+            .contains("normalised by the machine-speed control"));
+    }
 }
