@@ -36,10 +36,17 @@ impl Metric {
         }
     }
 
-    fn value(self, f: &RepetitionFigures) -> f64 {
+    /// The repetition's figure, normalised to a machine whose probe takes
+    /// `reference` ns when given: a slower machine (a larger probe) scales
+    /// throughput up and latency down by as much.
+    fn value(self, f: &RepetitionFigures, reference: Option<f64>) -> f64 {
+        let speed = match (reference, f.probe_server_ns) {
+            (Some(r), Some(p)) => p / r,
+            _ => 1.0,
+        };
         match self {
-            Metric::RequestsPerS => f.rps,
-            Metric::LatencyP99 => f.latency_p99_ns,
+            Metric::RequestsPerS => f.rps * speed,
+            Metric::LatencyP99 => f.latency_p99_ns / speed,
         }
     }
 
@@ -116,6 +123,26 @@ pub struct Comparison {
     /// Environment entries (CPU, kernel, tools, commit, placement) that are
     /// not the same in both runs.
     pub environment_differences: Vec<EnvDifference>,
+    /// When both runs carry the machine-speed control, the figures compared
+    /// are normalised to run A's median probe (this many ns): B measured on
+    /// a slower machine is scaled up by as much. None: raw figures.
+    pub normalised_to_probe_ns: Option<f64>,
+}
+
+/// Run A's median probe, when every good repetition of both runs has one.
+fn shared_reference(a: &Report, b: &Report) -> Option<f64> {
+    let probes = |r: &Report| -> Option<Vec<f64>> {
+        r.repetitions
+            .iter()
+            .filter_map(|x| x.result.as_ref())
+            .map(|f| f.probe_server_ns)
+            .collect()
+    };
+    let (pa, pb) = (probes(a)?, probes(b)?);
+    if pa.is_empty() || pb.is_empty() {
+        return None;
+    }
+    summarize(&pa).map(|s| s.median)
 }
 
 /// Compares run `b` against run `a` cell by cell.
@@ -130,10 +157,11 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
     }
     let mut rows = Vec::new();
     let (mut only_in_a, mut only_in_b, mut in_neither) = (Vec::new(), Vec::new(), Vec::new());
+    let reference = shared_reference(a, b);
     for metric in Metric::ALL {
         for &(t, c, s) in &keys {
-            let xs = a.rep_values(t, c, s, |f| metric.value(f));
-            let ys = b.rep_values(t, c, s, |f| metric.value(f));
+            let xs = a.rep_values(t, c, s, |f| metric.value(f, reference));
+            let ys = b.rep_values(t, c, s, |f| metric.value(f, reference));
             let name = format!("{t} c={c} {s}");
             match (xs.is_empty(), ys.is_empty()) {
                 (false, false) => {
@@ -162,6 +190,7 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
         only_in_b,
         in_neither,
         environment_differences: differences(&a.run, &b.run),
+        normalised_to_probe_ns: reference,
     }
 }
 
@@ -220,12 +249,28 @@ pub fn percent(x: f64) -> String {
 }
 
 /// Writes the comparison as aligned text tables, one per metric.
+/// Which figures the comparison uses, in a sentence.
+pub fn normalisation_note(c: &Comparison) -> String {
+    match c.normalised_to_probe_ns {
+        Some(ns) => format!(
+            "Figures normalised by the machine-speed control (both runs carry it): each \
+             repetition scaled to a machine whose CPU probe takes {:.0} µs (run A's median), so \
+             a host that ran faster or slower does not read as a change of the server.",
+            ns / 1e3
+        ),
+        None => "Raw figures: the runs do not both carry the machine-speed control, so a \
+                 faster or slower host shows as a change."
+            .to_string(),
+    }
+}
+
 pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()> {
     writeln!(
         out,
         "A: run {} ({}, {})\nB: run {} ({}, {})\n{}\n",
         c.a.id, c.a.suite, c.a.started_at, c.b.id, c.b.suite, c.b.started_at, c.method
     )?;
+    writeln!(out, "{}\n", normalisation_note(c))?;
     if !c.environment_differences.is_empty() {
         writeln!(out, "Not the same in both runs:")?;
         for d in &c.environment_differences {
@@ -381,6 +426,7 @@ mod tests {
             only_in_b: vec![],
             in_neither: vec![],
             environment_differences: vec![],
+            normalised_to_probe_ns: None,
         };
         assert_eq!(chance_note(&c), None);
         c.rows
@@ -388,6 +434,41 @@ mod tests {
         let note = chance_note(&c).unwrap();
         assert!(note.starts_with("4 tests at p < 0.05"), "{note}");
         assert!(note.contains("about 0.2 of them"), "{note}");
+    }
+
+    fn figures(rps: f64, p99: f64, probe: Option<f64>) -> RepetitionFigures {
+        RepetitionFigures {
+            rps,
+            requests: 1,
+            errors: Default::default(),
+            latency_mean_ns: p99,
+            latency_p50_ns: p99,
+            latency_p90_ns: p99,
+            latency_p99_ns: p99,
+            latency_p999_ns: p99,
+            latency_p9999_ns: p99,
+            latency_max_ns: p99,
+            client_cpu_s: 0.0,
+            achieved_concurrency: 1.0,
+            client_bound: false,
+            server: None,
+            probe_server_ns: probe,
+        }
+    }
+
+    #[test]
+    fn the_control_takes_the_host_out_of_the_figures() {
+        // B ran on a host 25% slower (probe 1250 ns against 1000): 80
+        // requests/s there is 100 at A's speed, and 5 ms p99 is 4 ms.
+        let f = figures(80.0, 5e6, Some(1250.0));
+        assert!((Metric::RequestsPerS.value(&f, Some(1000.0)) - 100.0).abs() < 1e-9);
+        assert!((Metric::LatencyP99.value(&f, Some(1000.0)) - 4e6).abs() < 1e-3);
+        assert_eq!(Metric::RequestsPerS.value(&f, None), 80.0);
+        // Without a probe on the repetition the figure stays as measured.
+        assert_eq!(
+            Metric::RequestsPerS.value(&figures(80.0, 1.0, None), Some(1000.0)),
+            80.0
+        );
     }
 
     #[test]

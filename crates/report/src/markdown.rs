@@ -7,7 +7,7 @@ use crate::flag::{measured_legend, warnings_legend, Flag};
 use crate::format::{bytes, terminal_safe, thousands};
 use crate::model::{tier_str, Report};
 use crate::palette::model_name;
-use crate::suite_table::{cell_text, CELL_LEGEND};
+use crate::suite_table::{cell_text, standing_mark, CELL_LEGEND, STANDING_LEGEND};
 
 /// Writes the Markdown report.
 pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
@@ -49,10 +49,11 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     }
     writeln!(
         out,
-        "\n{CELL_LEGEND} {} {}\n",
+        "\n{CELL_LEGEND} {} {} {STANDING_LEGEND}\n",
         measured_legend(),
         warnings_legend()
     )?;
+    write_normalised(out, r)?;
 
     writeln!(
         out,
@@ -87,6 +88,65 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out, "| {name} | {} |", rest.join(" | "))?;
     }
     Ok(())
+}
+
+/// The same table normalised by the machine-speed control, when the run
+/// carries it, with how many cells settle within ±5% either way.
+fn write_normalised(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    if !r.cells.iter().any(|c| c.stats.rps_normalised.is_some()) {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "Normalised by the machine-speed control (each repetition × its CPU probe ÷ the run's \
+         median probe):\n"
+    )?;
+    let mut header = vec!["test".to_string(), "connections".to_string()];
+    header.extend(r.columns.iter().cloned());
+    row(out, &header)?;
+    let align: Vec<String> = (0..header.len())
+        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
+        .collect();
+    row(out, &align)?;
+    let (mut judged, mut raw_ok, mut norm_ok) = (0, 0, 0);
+    let within = |s: &Option<crate::stats::Summary>| {
+        s.as_ref()
+            .and_then(crate::stats::relative_half_width)
+            .is_some_and(|w| w <= 0.05)
+    };
+    for t in &r.tests {
+        for &c in &t.connections {
+            let mut line = vec![t.name.clone(), thousands(u64::from(c))];
+            for server in &r.columns {
+                let cell = r.cell(&t.name, c, server);
+                line.push(
+                    match cell.and_then(|c| c.stats.rps_normalised.map(|n| (c, n))) {
+                        None => "-".into(),
+                        Some((cell, n)) => {
+                            if n.n >= 2 {
+                                judged += 1;
+                                raw_ok += usize::from(within(&cell.stats.rps));
+                                norm_ok += usize::from(within(&cell.stats.rps_normalised));
+                            }
+                            let spread = crate::stats::relative_half_width(&n)
+                                .map_or(String::new(), |w| format!(" ±{:.0}%", w * 100.0));
+                            format!(
+                                "{}{}{spread}",
+                                standing_mark(cell.stats.standing),
+                                thousands(n.median.round() as u64)
+                            )
+                        }
+                    },
+                );
+            }
+            row(out, &line)?;
+        }
+    }
+    writeln!(
+        out,
+        "\nCells within ±5% (95% interval of the mean): {raw_ok} of {judged} raw, \
+         {norm_ok} of {judged} normalised.\n"
+    )
 }
 
 fn row(out: &mut impl Write, cells: &[String]) -> io::Result<()> {

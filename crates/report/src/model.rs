@@ -214,6 +214,9 @@ pub struct RepetitionFigures {
     pub achieved_concurrency: f64,
     pub client_bound: bool,
     pub server: Option<ServerUse>,
+    /// The machine-speed control around this repetition: nanoseconds of the
+    /// fixed CPU probe on the server's CPUs (larger is a slower machine).
+    pub probe_server_ns: Option<f64>,
 }
 
 /// Builds the report of a stored run.
@@ -281,7 +284,10 @@ pub fn build_report(run: &RunDetail) -> Report {
             repetition: m.key.repetition,
             ok: m.status == MeasurementStatus::Ok,
             failure: m.failure.clone(),
-            result: result.map(|r| figures(&r, server_use(&m.samples, r.rps))),
+            result: result.map(|r| RepetitionFigures {
+                probe_server_ns: m.noise.map(|n| n.probe_server_ns),
+                ..figures(&r, server_use(&m.samples, r.rps))
+            }),
         });
     }
 
@@ -419,6 +425,7 @@ fn figures(r: &LoadResult, server: Option<ServerUse>) -> RepetitionFigures {
         achieved_concurrency: r.achieved_concurrency,
         client_bound: r.verdict.client_bound,
         server,
+        probe_server_ns: None,
     }
 }
 
