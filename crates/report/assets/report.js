@@ -3,7 +3,9 @@
 // #report-colors for each server's colour: a shade of its threading model's
 // hue, chosen by crates/report/src/palette.rs); the tables and the colour key
 // are already in the page. Each series carries its server and model, and
-// series come in the report's column order (by model, then name). When every
+// series come in the report's column order (by model, then name); the
+// throughput charts add one dataset of dots (dots: true), each repetition in
+// its server's colour. When every
 // chart is drawn, body[data-charts] holds their number, for the browser test.
 (function () {
   'use strict';
@@ -62,7 +64,74 @@
   const GAP = { y: null, yMin: null, yMax: null };
   const missing = (v) => v == null || (typeof v === 'object' && v.y == null);
 
-  function groupedBars(canvas, valueOf, yTitle, withCi) {
+  // Each repetition as a dot over its server's bar, in the server's colour,
+  // so the spread is seen and not only read. One dataset for the chart (the
+  // series stay one per server), placed on the category axis by fractional
+  // index, unparsed (a category axis would round a parsed index): category i
+  // spans i-0.5..i+0.5, its bars share the middle 80% (Chart.js's
+  // categoryPercentage) in column order. A second x axis would not do: Chart.js
+  // 4.5 narrows grouped bars by the number of x axes. Recomputed before each
+  // update, so hiding a server in the legend moves the dots with the bars.
+  const DOT_BORDER = '#1d2330';
+  function dotsDataset(test, repsOf) {
+    return {
+      type: 'scatter',
+      label: 'repetitions',
+      dots: true,
+      parsing: false,
+      data: [],
+      repsOf,
+      test,
+      pointRadius: 3.5,
+      pointHoverRadius: 5,
+      pointBorderWidth: 1,
+      pointBorderColor: DOT_BORDER,
+      pointBackgroundColor: [],
+    };
+  }
+
+  const placeDots = {
+    id: 'placeDots',
+    beforeUpdate(chart) {
+      const i = chart.data.datasets.findIndex((d) => d.dots);
+      if (i < 0) return;
+      const dots = chart.data.datasets[i];
+      const bars = chart.data.datasets
+        .map((ds, k) => ({ ds, k }))
+        .filter(({ ds, k }) => !ds.dots && (chart.getDatasetMeta(k).hidden !== true));
+      const chunk = 0.8 / Math.max(1, bars.length);
+      const points = [];
+      bars.forEach(({ ds }, slot) => {
+        dots.test.connections.forEach((conns, x) => {
+          if (missing(ds.data[x])) return;
+          const reps = dots.repsOf(dots.test.name, conns, ds.server);
+          const centre = x - 0.4 + chunk * (slot + 0.5);
+          reps.forEach((r, j) => {
+            // Spread across the middle half of the bar, so equal values stay apart.
+            const off = reps.length > 1 ? (j / (reps.length - 1) - 0.5) * chunk * 0.5 : 0;
+            points.push({ x: centre + off, y: r.value, server: ds.server, connections: conns, what: r.what });
+          });
+        });
+      });
+      // Unparsed data must come sorted by x, or Chart.js skips points.
+      points.sort((a, b) => a.x - b.x);
+      dots.data = points;
+      dots.pointBackgroundColor = points.map((p) => color(p.server));
+    },
+  };
+
+  // Each good repetition's requests/s of a cell, as the report lists them.
+  const rawReps = (test, conns, server) => (data.repetitions || [])
+    .filter((r) => r.test === test && r.connections === conns && r.server === server && r.ok && r.result)
+    .map((r) => ({ value: r.result.rps, what: 'repetition ' + r.repetition }));
+  const normalisedElement = document.getElementById('report-normalised');
+  const NORMALISED = normalisedElement ? JSON.parse(normalisedElement.textContent) : [];
+  const normalisedReps = (test, conns, server) => {
+    const c = NORMALISED.find((x) => x.test === test && x.connections === conns && x.server === server);
+    return c ? c.values.map((v, j) => ({ value: v, what: 'good repetition ' + (j + 1) + ', normalised' })) : [];
+  };
+
+  function groupedBars(canvas, valueOf, yTitle, withCi, repsOf, flagsOf) {
     const test = testOf(canvas.dataset.test);
     const datasets = columns.map((server) => {
       const cells = test.connections.map((c) => cellOf(test.name, c, server));
@@ -71,27 +140,35 @@
         server,
         model: modelOf(server),
         backgroundColor: color(server),
-        flags: cells.map((c) => (c ? c.flags : '')),
+        flags: cells.map((c) => (c ? (flagsOf ? flagsOf(c) : c.flags) : '')),
         data: cells.map((c) => (c ? valueOf(c) : null)).map((v) => (missing(v) ? (withCi ? GAP : null) : v)),
       };
     }).filter((ds) => ds.data.some((v) => !missing(v)));
+    const scales = { y: { beginAtZero: true, title: { display: true, text: yTitle } } };
+    if (repsOf) datasets.push(dotsDataset(test, repsOf));
     new Chart(canvas, {
       type: withCi ? 'barWithErrorBars' : 'bar',
       data: { labels: test.connections.map((c) => num(c) + ' conn.'), datasets },
-      plugins: [flagMarks],
+      plugins: [flagMarks, placeDots],
       options: {
         layout: { padding: { top: 16 } },
-        scales: { y: { beginAtZero: true, title: { display: true, text: yTitle } } },
+        scales,
         plugins: {
+          // The dots are explained by the caption, not a legend entry.
+          legend: { labels: { filter: (item, d) => !d.datasets[item.datasetIndex].dots } },
           tooltip: {
             callbacks: {
+              // A dot's x is a place on the hidden axis, not a label.
+              title: (items) => (items.length && items[0].dataset.dots
+                ? num(items[0].raw.connections) + ' conn.' : (items.length ? items[0].label : '')),
               label: (item) => {
+                if (item.dataset.dots) return item.raw.server + ', ' + item.raw.what + ': ' + num(item.raw.y);
                 const v = item.raw && typeof item.raw === 'object' ? item.raw : { y: item.raw };
                 let s = item.dataset.label + ': ' + (Math.abs(v.y) >= 100 ? num(v.y) : Number(v.y).toPrecision(3));
                 if (v.yMin != null) s += ' (95% CI ' + num(v.yMin) + ' to ' + num(v.yMax) + ')';
                 return s;
               },
-              afterLabel: (item) => flagLines(item.dataset.flags[item.dataIndex]),
+              afterLabel: (item) => (item.dataset.flags ? flagLines(item.dataset.flags[item.dataIndex]) : []),
             },
           },
         },
@@ -99,15 +176,23 @@
     });
   }
 
+  // A summary as a bar with its whisker; the error-bar plugin reads every
+  // point's fields, so a gap is an object of nulls, not null.
+  function whisker(s) {
+    if (!s) return GAP;
+    const ci = s.ci95 || [s.median, s.median];
+    return { y: s.median, yMin: Math.max(0, ci[0]), yMax: ci[1] };
+  }
+
   function throughput(canvas) {
-    groupedBars(canvas, (c) => {
-      const s = c.rps;
-      // The error-bar plugin reads every point's fields: a gap is an object
-      // of nulls, not null.
-      if (!s) return GAP;
-      const ci = s.ci95 || [s.median, s.median];
-      return { y: s.median, yMin: Math.max(0, ci[0]), yMax: ci[1] };
-    }, 'requests/s', true);
+    groupedBars(canvas, (c) => whisker(c.rps), 'requests/s', true, rawReps);
+  }
+
+  // The same, normalised by the machine-speed control. The noisy mark (~)
+  // judges the raw spread, so it is left to the raw chart; the others hold.
+  function normalised(canvas) {
+    groupedBars(canvas, (c) => whisker(c.rps ? c.rps_normalised : null),
+      'requests/s, normalised', true, normalisedReps, (c) => (c.flags || '').replace('~', ''));
   }
 
   const NINES = [[Math.log10(2), 'p50'], [1, 'p90'], [2, 'p99'], [3, 'p99.9'], [4, 'p99.99']];
@@ -217,6 +302,7 @@
 
   const builders = {
     throughput,
+    normalised,
     latency,
     change,
     cpu: (c) => groupedBars(c, (x) => x.server_cpu_cores, 'cores busy', false),

@@ -5,7 +5,13 @@
 // run's report (one with a servers table) it also checks the colours: a key
 // names each model with its colour, every series of a per-server chart is
 // its server's colour, which is a shade of its model's hue (grey for an
-// unknown model), and series come ordered by model, then name. Saves a
+// unknown model), and series come ordered by model, then name. On a run's
+// report it checks the repetitions too: each throughput chart (raw and
+// normalised) has one dataset of dots with one dot per good repetition of
+// its cells, each in its server's colour and over its server's bar; and the
+// summary's standings: a cell is bold only when it leads its row, a tied
+// cell carries "=", every mark matches the report's data, and a row has one
+// leader or else its tied cells. Saves a
 // full-page screenshot. Prints one JSON line with what it found; exits 1 when
 // anything is wrong, 2 when it could not check at all.
 //
@@ -84,11 +90,107 @@ try {
       .map((e) => ({ server: e.dataset.server, model: e.dataset.model, color: e.dataset.color })),
     series: [...document.querySelectorAll('canvas[data-chart]')].flatMap((c) => {
       const chart = window.Chart && window.Chart.getChart(c);
-      return chart ? chart.data.datasets.map((d) => ({ chart: c.id, server: d.server,
+      // The repetitions' dots are one dataset coloured point by point, checked apart.
+      return chart ? chart.data.datasets.filter((d) => !d.dots).map((d) => ({ chart: c.id, server: d.server,
         model: d.model, color: d.backgroundColor })) : [];
     }),
   }));
   const models = colourProblems(colours, problems);
+  const dots = await page.evaluate(() => {
+    const data = JSON.parse(document.getElementById('report-data').textContent);
+    const colorsElement = document.getElementById('report-colors');
+    const normalisedElement = document.getElementById('report-normalised');
+    if (!colorsElement || !data.repetitions) return [];
+    const COLORS = JSON.parse(colorsElement.textContent);
+    const NORMALISED = normalisedElement ? JSON.parse(normalisedElement.textContent) : [];
+    const cellOf = (r) => data.cells.find((c) => c.test === r.test && c.connections === r.connections
+      && c.server === r.server);
+    return [...document.querySelectorAll('canvas[data-chart="throughput"], canvas[data-chart="normalised"]')]
+      .map((canvas) => {
+        const test = canvas.dataset.test;
+        const raw = canvas.dataset.chart === 'throughput';
+        // The good repetitions of the cells that have a bar.
+        const expected = raw
+          ? data.repetitions.filter((r) => r.test === test && r.ok && r.result && (cellOf(r) || {}).rps).length
+          : NORMALISED.filter((n) => n.test === test && (cellOf(n) || {}).rps)
+            .reduce((sum, n) => sum + n.values.length, 0);
+        const chart = window.Chart && window.Chart.getChart(canvas);
+        const sets = chart ? chart.data.datasets.map((d, i) => ({ d, i })).filter(({ d }) => d.dots) : [];
+        const found = { chart: canvas.id, kind: canvas.dataset.chart, datasets: sets.length, expected,
+          points: 0, drawn: 0, wrongColour: [], offBar: [] };
+        if (sets.length !== 1) return found;
+        const { d, i } = sets[0];
+        const meta = chart.getDatasetMeta(i);
+        found.points = d.data.length;
+        found.drawn = meta.data.filter((el) => el && Number.isFinite(el.x) && Number.isFinite(el.y)
+          && el.x >= chart.chartArea.left && el.x <= chart.chartArea.right).length;
+        const conns = data.tests.find((t) => t.name === test).connections;
+        d.data.forEach((p, j) => {
+          const colour = Array.isArray(d.pointBackgroundColor) ? d.pointBackgroundColor[j] : d.pointBackgroundColor;
+          if (colour !== COLORS[p.server]) found.wrongColour.push(`${p.server}: ${colour}`);
+          const b = chart.data.datasets.findIndex((x) => !x.dots && x.server === p.server);
+          const bar = b >= 0 ? chart.getDatasetMeta(b).data[conns.indexOf(p.connections)] : null;
+          const el = meta.data[j];
+          if (!bar || !el || Math.abs(el.x - bar.x) > bar.width / 2) {
+            found.offBar.push(`${p.server} c=${p.connections}: dot at ${el && el.x}, bar at ${bar && bar.x}`);
+          }
+        });
+        return found;
+      });
+  });
+  for (const d of dots) {
+    if (d.datasets !== 1) problems.push(`chart ${d.chart}: ${d.datasets} datasets of repetition dots, not 1`);
+    if (d.points !== d.expected || d.drawn !== d.expected) {
+      problems.push(`chart ${d.chart}: ${d.points} dots (${d.drawn} drawn), ${d.expected} good repetitions`);
+    }
+    for (const w of d.wrongColour) problems.push(`chart ${d.chart}: a dot of ${w} is not its server's colour`);
+    for (const o of d.offBar) problems.push(`chart ${d.chart}: a dot is off its bar (${o})`);
+  }
+  const standings = await page.evaluate(() => {
+    const data = JSON.parse(document.getElementById('report-data').textContent);
+    if (!data.cells || !document.querySelector('#summary')) return null;
+    const rows = [...document.querySelectorAll('#summary tbody tr')].map((tr) =>
+      [...tr.querySelectorAll('td')].filter((td) => td.dataset.column).map((td) => {
+        const cell = data.cells.find((c) => c.test === td.dataset.test
+          && c.connections === Number(td.dataset.connections) && c.server === td.dataset.column);
+        const num = td.querySelector('.num');
+        const mark = td.querySelector('abbr.standing');
+        return { cell: `${td.dataset.column} ${td.dataset.test} c=${td.dataset.connections}`,
+          shown: td.dataset.standing || null, data: cell ? cell.standing : undefined,
+          measured: !!(cell && cell.rps),
+          bold: !!num && Number(getComputedStyle(num).fontWeight) >= 600,
+          mark: mark ? mark.textContent : '', title: mark ? mark.title : '' };
+      }));
+    // Nothing else in the summary table is bold either.
+    const otherBold = [...document.querySelectorAll('#summary tbody td')].filter((td) =>
+      td.dataset.standing !== 'leader' && [...td.querySelectorAll('*')].concat([td])
+        .some((e) => Number(getComputedStyle(e).fontWeight) >= 600 && !e.matches('abbr')
+          && e.textContent.trim() !== '')).length;
+    return { rows, otherBold };
+  });
+  const count = { leader: 0, tied: 0, behind: 0 };
+  if (standings) {
+    if (standings.otherBold > 0) problems.push(`${standings.otherBold} summary cells not leading their row are bold`);
+    for (const row of standings.rows) {
+      for (const c of row) {
+        if (c.measured && c.shown !== c.data) problems.push(`${c.cell}: shown ${c.shown}, the data says ${c.data}`);
+        if (!c.measured) continue;
+        count[c.shown] = (count[c.shown] || 0) + 1;
+        if (c.bold !== (c.shown === 'leader')) problems.push(`${c.cell}: bold ${c.bold}, standing ${c.shown}`);
+        const mark = { leader: '▲', tied: '=', behind: '' }[c.shown];
+        if (c.mark !== mark) problems.push(`${c.cell}: mark "${c.mark}", standing ${c.shown}`);
+        if (c.shown === 'tied' && !/cannot be told apart from the top/.test(c.title)) {
+          problems.push(`${c.cell}: the tied mark's title does not say what it means: ${c.title}`);
+        }
+      }
+      const leaders = row.filter((c) => c.measured && c.shown === 'leader').length;
+      const tied = row.filter((c) => c.measured && c.shown === 'tied').length;
+      const measured = row.filter((c) => c.measured).length;
+      if (leaders > 1 || (leaders === 1 && tied > 0) || (measured > 0 && leaders + tied === 0)) {
+        problems.push(`a row with ${leaders} leaders and ${tied} tied of ${measured}: ${JSON.stringify(row)}`);
+      }
+    }
+  }
   if (maxHeight > 0) {
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.screenshot({ path: shot, fullPage: true,
@@ -97,7 +199,7 @@ try {
     await page.screenshot({ path: shot, fullPage: true });
   }
   console.log(JSON.stringify({ ok: problems.length === 0, charts, tables, models,
-    series: colours.series.length, problems }));
+    series: colours.series.length, dots, standings: count, problems }));
 } finally {
   await browser.close();
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{fake_server, repo, request, scratch, Quiet};
+use netbench_report::ranking::Standing;
 use netbench_report::{
     build_report, compare, write_compare_html, write_csv, write_html, write_markdown,
 };
@@ -192,9 +193,63 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         found["models"]
     );
     let charts = found["charts"].as_array().unwrap();
-    // Per test: throughput, CPU, requests per CPU-second, memory; per test
-    // and connection count: the latency spectrum.
-    assert_eq!(charts.len(), 2 * 4 + 2 * 2, "{found}");
+    // Per test: throughput, CPU, requests per CPU-second, memory, and the
+    // throughput normalised by the machine-speed control when the run has
+    // it; per test and connection count: the latency spectrum.
+    let normalised = a.cells.iter().any(|c| c.stats.rps_normalised.is_some());
+    let per_test = if normalised { 5 } else { 4 };
+    assert_eq!(charts.len(), 2 * per_test + 2 * 2, "{found}");
+    // Every good repetition a dot over its bar in each throughput chart:
+    // three working servers, two connection counts, two repetitions.
+    let dots = found["dots"].as_array().unwrap();
+    assert_eq!(dots.len(), if normalised { 4 } else { 2 }, "{found}");
+    for d in dots {
+        assert_eq!(d["datasets"], 1, "{d}");
+        assert_eq!(d["points"], 3 * 2 * 2, "{d}");
+        assert_eq!(d["drawn"], 3 * 2 * 2, "{d}");
+    }
+    eprintln!(
+        "report.html: repetition dots {}, standings {}, normalised charts: {normalised}",
+        dots.iter()
+            .map(|d| format!("{}={}", d["chart"].as_str().unwrap(), d["points"]))
+            .collect::<Vec<_>>()
+            .join(" "),
+        found["standings"]
+    );
+    // The machine-speed control's paragraph, with the run's median probe
+    // and the share of settled cells, when the run has it.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        page.contains("<h3>Machine-speed control</h3>")
+            && page.contains("The run's median probe took")
+            && page.contains(" cells within ±5% raw, "),
+        normalised
+    );
+    assert!(page.contains("Only a leader is bold."));
+    assert!(!page.contains("The fastest in each row is bold"));
+    // Each measured cell's standing shown, as the data has it (the checker
+    // compared them and the bold): 3 working servers × 4 rows.
+    let standings = &found["standings"];
+    let shown: u64 = ["leader", "tied", "behind"]
+        .iter()
+        .map(|k| standings[k].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(shown, 3 * 4, "{found}");
+    for (test, conns) in [("blank", 1), ("blank", 8), ("work", 1), ("work", 8)] {
+        let row: Vec<_> = a
+            .columns
+            .iter()
+            .filter_map(|s| a.cell(test, conns, s))
+            .filter(|c| c.stats.rps.is_some())
+            .map(|c| c.stats.standing)
+            .collect();
+        let leaders = row.iter().filter(|s| **s == Standing::Leader).count();
+        let tied = row.iter().filter(|s| **s == Standing::Tied).count();
+        assert!(
+            (leaders == 1 && tied == 0) || (leaders == 0 && tied >= 2),
+            "{test} c={conns}: {row:?}"
+        );
+    }
     // The key: each model with its colour and its servers, in column order
     // (crashy has no result but is a column all the same); the checker
     // found every series in its model's hue, in order.
@@ -219,8 +274,9 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         ],
         "{found}"
     );
-    // Three working servers in each of the 12 charts (crashy has no data).
-    assert_eq!(found["series"], 3 * 12, "{found}");
+    // Three working servers in each chart (crashy has no data); the dots
+    // are not a series.
+    assert_eq!(found["series"], 3 * charts.len(), "{found}");
     for kind in ["throughput", "latency", "cpu", "efficiency", "memory"] {
         assert!(
             charts.iter().any(|c| c["kind"] == kind),
@@ -249,12 +305,16 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     let html = dir.join("partial.html");
     write_html(&mut std::fs::File::create(&html).unwrap(), &partial).unwrap();
     let found = check_in_browser(&html, &dir.join("partial.png"));
-    // The latency charts at 8 connections have nothing left to draw.
+    // The latency charts at 8 connections have nothing left to draw; the
+    // throughput charts draw dots only over the bars left.
     assert_eq!(
         found["charts"].as_array().unwrap().len(),
-        2 * 4 + 2,
+        2 * per_test + 2,
         "{found}"
     );
+    for d in found["dots"].as_array().unwrap() {
+        assert_eq!(d["points"], 3 * 2, "{d}");
+    }
 
     let comparison = compare(&a, &b);
     assert!(!comparison.rows.is_empty());
