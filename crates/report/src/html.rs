@@ -788,7 +788,7 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
     let _ = write!(
         b,
         "<header><h1>{}</h1><p class=\"meta\">A: run {} ({}, {}) · B: run {} ({}, {})</p>\
-         <p class=\"meta\">{}</p></header>",
+         <p class=\"meta\">{}</p><p class=\"meta\">{}</p></header>",
         esc(&title),
         c.a.id,
         esc(&c.a.suite),
@@ -796,7 +796,8 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
         c.b.id,
         esc(&c.b.suite),
         esc(&c.b.started_at),
-        esc(c.method)
+        esc(c.method),
+        esc(&crate::compare::normalisation_note(c))
     );
     if !c.environment_differences.is_empty() {
         b.push_str(
