@@ -25,13 +25,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         env["os"].as_str().unwrap_or("unknown OS"),
         env["kernel"].as_str().unwrap_or("unknown kernel"),
     )?;
-    let mut header = vec!["test".to_string(), "connections".to_string()];
-    header.extend(r.columns.iter().cloned());
-    row(out, &header)?;
-    let align: Vec<String> = (0..header.len())
-        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
-        .collect();
-    row(out, &align)?;
+    table_head(out, &r.columns)?;
     for t in &r.tests {
         for &c in &t.connections {
             let mut line = vec![t.name.clone(), thousands(u64::from(c))];
@@ -101,19 +95,9 @@ fn write_normalised(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "Normalised by the machine-speed control (each repetition × its CPU probe ÷ the run's \
          median probe):\n"
     )?;
-    let mut header = vec!["test".to_string(), "connections".to_string()];
-    header.extend(r.columns.iter().cloned());
-    row(out, &header)?;
-    let align: Vec<String> = (0..header.len())
-        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
-        .collect();
-    row(out, &align)?;
+    table_head(out, &r.columns)?;
     let (mut judged, mut raw_ok, mut norm_ok) = (0, 0, 0);
-    let within = |s: &Option<crate::stats::Summary>| {
-        s.as_ref()
-            .and_then(crate::stats::relative_half_width)
-            .is_some_and(|w| w <= 0.05)
-    };
+    let within = |s: &Option<crate::stats::Summary>| crate::stats::within(s.as_ref(), 0.05);
     for t in &r.tests {
         for &c in &t.connections {
             let mut line = vec![t.name.clone(), thousands(u64::from(c))];
@@ -147,6 +131,17 @@ fn write_normalised(out: &mut impl Write, r: &Report) -> io::Result<()> {
         "\nCells within ±5% (95% interval of the mean): {raw_ok} of {judged} raw, \
          {norm_ok} of {judged} normalised.\n"
     )
+}
+
+/// The head of a test × connections table: its header and alignment rows.
+fn table_head(out: &mut impl Write, columns: &[String]) -> io::Result<()> {
+    let mut header = vec!["test".to_string(), "connections".to_string()];
+    header.extend(columns.iter().cloned());
+    row(out, &header)?;
+    let align: Vec<String> = (0..header.len())
+        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
+        .collect();
+    row(out, &align)
 }
 
 fn row(out: &mut impl Write, cells: &[String]) -> io::Result<()> {

@@ -109,12 +109,15 @@ pub fn relative_half_width(s: &Summary) -> Option<f64> {
     (s.mean != 0.0).then(|| (hi - lo) / 2.0 / s.mean.abs())
 }
 
+/// Whether `s` has a 95% interval within `target` of its mean.
+pub fn within(s: Option<&Summary>, target: f64) -> bool {
+    s.and_then(relative_half_width).is_some_and(|w| w <= target)
+}
+
 /// Adaptive repetitions' rule (`netbench_suite::SettleRule`): settled when
 /// the 95% interval of the mean is within `target` of it.
 pub fn settled(values: &[f64], target: f64) -> bool {
-    summarize(values)
-        .and_then(|s| relative_half_width(&s))
-        .is_some_and(|w| w <= target)
+    within(summarize(values).as_ref(), target)
 }
 
 /// Whether the confidence intervals of two cells overlap, so that a table

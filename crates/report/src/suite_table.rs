@@ -341,28 +341,20 @@ fn write_control(out: &mut impl Write, run: &RunDetail, t: &RunTable) -> io::Res
          run's median probe, {:.0} µs):",
         reference / 1e3
     )?;
-    let mut header = vec!["test".to_string(), "connections".to_string()];
-    header.extend(t.columns.iter().cloned());
-    let mut lines = vec![header];
-    for (scenario, conns) in &t.rows {
-        let mut line = vec![scenario.clone(), thousands(u64::from(*conns))];
-        for col in &t.columns {
-            let c = t.cells.get(&(scenario.clone(), *conns, col.clone()));
-            line.push(match c.and_then(|c| c.rps_normalised.map(|n| (c, n))) {
-                None => "-".into(),
-                Some((c, n)) => {
-                    let spread = crate::stats::relative_half_width(&n)
-                        .map_or(String::new(), |w| format!(" ±{:.0}%", w * 100.0));
-                    format!(
-                        "{}{}{spread}",
-                        standing_mark(c.standing),
-                        thousands(n.median.round() as u64)
-                    )
-                }
-            });
+    let lines = grid(t, |c| {
+        match c.and_then(|c| c.rps_normalised.map(|n| (c, n))) {
+            None => "-".into(),
+            Some((c, n)) => {
+                let spread = crate::stats::relative_half_width(&n)
+                    .map_or(String::new(), |w| format!(" ±{:.0}%", w * 100.0));
+                format!(
+                    "{}{}{spread}",
+                    standing_mark(c.standing),
+                    thousands(n.median.round() as u64)
+                )
+            }
         }
-        lines.push(line);
-    }
+    });
     write_columns(out, &lines, |i| i == 0, true)?;
     if let Some((n, raw, norm)) = settled_shares(t) {
         writeln!(
@@ -387,6 +379,22 @@ fn write_control(out: &mut impl Write, run: &RunDetail, t: &RunTable) -> io::Res
     Ok(())
 }
 
+/// The table as text lines: a header, then a line per test × connections
+/// with `text` of each server's cell.
+fn grid(t: &RunTable, text: impl Fn(Option<&CellStats>) -> String) -> Vec<Vec<String>> {
+    let mut header = vec!["test".to_string(), "connections".to_string()];
+    header.extend(t.columns.iter().cloned());
+    let mut lines = vec![header];
+    for (scenario, conns) in &t.rows {
+        let mut line = vec![scenario.clone(), thousands(u64::from(*conns))];
+        for col in &t.columns {
+            line.push(text(t.cells.get(&(scenario.clone(), *conns, col.clone()))));
+        }
+        lines.push(line);
+    }
+    lines
+}
+
 /// The mark before a cell's figure: ▲ leads its row, = tied for the lead.
 pub(crate) fn standing_mark(s: Standing) -> &'static str {
     match s {
@@ -405,11 +413,7 @@ pub(crate) const STANDING_LEGEND: &str = "▲ leads its row: ahead of every othe
 /// The run's cells in normalised form, for the table under the main one:
 /// the share of cells whose 95% interval is within ±5%, raw and normalised.
 pub(crate) fn settled_shares(t: &RunTable) -> Option<(usize, usize, usize)> {
-    let within = |s: &Option<Summary>| {
-        s.as_ref()
-            .and_then(crate::stats::relative_half_width)
-            .is_some_and(|w| w <= 0.05)
-    };
+    let within = |s: &Option<Summary>| crate::stats::within(s.as_ref(), 0.05);
     let judged: Vec<&CellStats> = t
         .cells
         .values()
@@ -455,21 +459,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         )?;
     }
     writeln!(out)?;
-    let mut header = vec!["test".to_string(), "connections".to_string()];
-    header.extend(t.columns.iter().cloned());
-    let mut lines = vec![header];
-    for (scenario, conns) in &t.rows {
-        let mut line = vec![scenario.clone(), thousands(u64::from(*conns))];
-        for col in &t.columns {
-            line.push(cell_text(t.cells.get(&(
-                scenario.clone(),
-                *conns,
-                col.clone(),
-            ))));
-        }
-        lines.push(line);
-    }
-    write_columns(out, &lines, |i| i == 0, true)?;
+    write_columns(out, &grid(&t, cell_text), |i| i == 0, true)?;
     writeln!(out)?;
     writeln!(
         out,
