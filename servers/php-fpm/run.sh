@@ -6,11 +6,24 @@
 #
 # Writes php-fpm.conf and nginx.conf into a private temporary directory (pid
 # files, the FastCGI unix socket and nginx's temp paths too, so it runs as
-# root or not), starts php-fpm (-F, in the background) and, once its socket
-# exists, nginx (daemon off) and waits for nginx. SIGTERM, SIGINT or SIGHUP to
-# this shell goes to both masters, which stop their workers; the shell waits
-# for both and removes the directory. If nginx ends on its own, php-fpm is
-# stopped too.
+# root or not), then becomes php-fpm (exec php-fpm8.2 -F), leaving behind a
+# supervisor subshell that starts nginx (daemon off) once php-fpm's socket
+# exists.
+#
+# Why php-fpm is exec'd rather than started in the background: its master
+# calls setsid() at start-up, always, and so leaves the caller's process group
+# (and session), unless it already leads its group, where setsid() fails. The
+# runner starts `exec sh run.sh` as the leader of a new process group,
+# samples that group's CPU and memory, and signals that group; by taking over
+# this shell's pid, php-fpm leads the group and stays in it, with its workers,
+# nginx and the supervisor.
+#
+# Stopping: SIGTERM to the group reaches everyone. SIGTERM to this process
+# alone (php-fpm's master) stops php-fpm and its workers; the supervisor sees
+# that (end of file on a FIFO whose write end only php-fpm's processes hold),
+# stops nginx and waits for it. If nginx ends on its own, the supervisor
+# stops php-fpm. Either way the supervisor removes the directory once php-fpm
+# and nginx have both exited, and ends last.
 #
 # The optional argument 0 makes GET / answer as /blank, 1 makes POST / answer
 # as /work (index.php reads it from the FastCGI parameter NETBENCH_ROOT).
@@ -54,22 +67,6 @@ listen.mode = 0660"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/php-fpm.XXXXXX")
-fpid=
-npid=
-stopping=
-caught=
-cleanup() {
-    rm -rf "$tmp"
-}
-stop() {
-    stopping=1
-    caught=1
-    for p in $npid $fpid; do
-        kill -TERM "$p" 2>/dev/null || :
-    done
-}
-trap cleanup EXIT
-trap stop TERM INT HUP
 chmod 711 "$tmp"
 
 cat >"$tmp/php-fpm.conf" <<EOF
@@ -114,6 +111,10 @@ http {
     fastcgi_temp_path $tmp/fastcgi;
     uwsgi_temp_path $tmp/uwsgi;
     scgi_temp_path $tmp/scgi;
+    # Request bodies with nginx's defaults: 413 above client_max_body_size
+    # (1m); bodies above client_body_buffer_size (16k) go through a file in
+    # client_body_temp_path, with a [warn] line (netbench's documents are
+    # about half a kilobyte).
 
     server {
         listen $listen;
@@ -129,42 +130,74 @@ http {
 }
 EOF
 
-# wait_for PID: waits until PID has exited, also when a trapped signal
-# interrupts wait (status > 128), and sets $status to its exit status.
-wait_for() {
-    while :; do
-        caught=
-        status=0
-        wait "$1" || status=$?
-        if [ -z "$caught" ] || [ "$status" -le 128 ]; then
-            return 0
+mkfifo "$tmp/php-fpm.alive"
+fpm=$$   # this shell's pid, php-fpm's master once exec'd below
+
+# The supervisor.
+(
+    npid=
+    stopping=
+    caught=
+    gone=   # set when php-fpm has exited: its pid is not signalled again
+    stop() {
+        stopping=1
+        caught=1
+        if [ -z "$gone" ]; then
+            kill -TERM "$fpm" 2>/dev/null || :
         fi
+        if [ -n "$npid" ]; then
+            kill -TERM "$npid" 2>/dev/null || :
+        fi
+    }
+    # wait_for PID: waits until the child PID has exited, also when a
+    # trapped signal interrupts wait (status > 128).
+    wait_for() {
+        while :; do
+            caught=
+            status=0
+            wait "$1" || status=$?
+            if [ -z "$caught" ] || [ "$status" -le 128 ]; then
+                return 0
+            fi
+        done
+    }
+    trap stop TERM INT HUP
+    trap 'gone=1; stop' USR1
+    # This subshell's pid: the parent of a command it runs.
+    sh -c 'echo "$PPID"' >"$tmp/supervisor.pid"
+    read -r self <"$tmp/supervisor.pid"
+    # Ends when php-fpm's master and workers have all exited: they alone hold
+    # the FIFO's write end (its open pairs with the exec 3> below). It ignores
+    # SIGTERM, so that the supervisor outlives php-fpm's master.
+    (
+        trap '' TERM INT HUP
+        cat <"$tmp/php-fpm.alive" >/dev/null
+        kill -USR1 "$self" 2>/dev/null || :
+    ) &
+    alive=$!
+
+    i=0
+    while [ ! -S "$tmp/php-fpm.sock" ]; do
+        if [ -n "$stopping" ] || [ $i -ge 200 ]; then
+            [ -n "$stopping" ] || echo "run.sh: php-fpm did not start" >&2
+            break
+        fi
+        sleep 0.05
+        i=$((i + 1))
     done
-}
-
-php-fpm8.2 -F -y "$tmp/php-fpm.conf" $fpm_root_opt &
-fpid=$!
-i=0
-while [ ! -S "$tmp/php-fpm.sock" ] && [ -z "$stopping" ]; do
-    if ! kill -0 "$fpid" 2>/dev/null || [ $i -ge 200 ]; then
-        echo "run.sh: php-fpm did not start" >&2
-        stop
-        wait_for "$fpid"
-        exit 1
+    if [ -z "$stopping" ]; then
+        nginx -e stderr -p "$tmp/" -c "$tmp/nginx.conf" &
+        npid=$!
+        wait_for "$npid"
     fi
-    sleep 0.05
-    i=$((i + 1))
-done
+    # nginx has ended (or never started): php-fpm goes too, and the
+    # directory once php-fpm has gone.
+    if [ -z "$gone" ]; then
+        kill -TERM "$fpm" 2>/dev/null || :
+    fi
+    wait_for "$alive"
+    rm -rf "$tmp"
+) </dev/null &
 
-if [ -z "$stopping" ]; then
-    nginx -e stderr -p "$tmp/" -c "$tmp/nginx.conf" &
-    npid=$!
-    wait_for "$npid"
-    nstatus=$status
-else
-    nstatus=0
-fi
-kill -TERM "$fpid" 2>/dev/null || :
-wait_for "$fpid"
-[ "$nstatus" = 0 ] || exit "$nstatus"
-exit "$status"
+exec 3>"$tmp/php-fpm.alive"
+exec php-fpm8.2 -F -y "$tmp/php-fpm.conf" $fpm_root_opt

@@ -65,10 +65,15 @@ stop() {
     kill -TERM "$spid"
     wait "$spid"
     ok $? "run.sh exits with status 0 on SIGTERM"
-    sleep 0.2
-    left=
-    for p in $procs; do
-        kill -0 "$p" 2>/dev/null && left="$left $p"
+    i=0
+    while :; do
+        left=
+        for p in $procs; do
+            kill -0 "$p" 2>/dev/null && left="$left $p"
+        done
+        [ -z "$left" ] || [ $i -ge 50 ] && break
+        sleep 0.1
+        i=$((i + 1))
     done
     [ -z "$left" ]; ok $? "nothing left after SIGTERM (left:$left)"
     [ -n "$dir" ] && [ ! -e "$dir" ]; ok $? "temporary directory '$dir' removed"
