@@ -16,7 +16,7 @@ RUN ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
-.PHONY: all build run load-demo test test-deps screenshot lint bench clean
+.PHONY: all build run load-demo test test-deps server-deps screenshot lint bench clean
 
 all: build
 
@@ -28,7 +28,7 @@ build:
 # the run's HTML report (results/run-<id>/report.html) and print its path. A
 # run that stopped early (Ctrl-C: exit 130) gets no report; `netbench report`
 # writes one at any time.
-run: build
+run: build server-deps
 	@st=0; $(NETBENCH) run $(SUITE) || st=$$?; \
 	if [ $$st -le 1 ]; then $(NETBENCH) report || st=2; fi; \
 	exit $$st
@@ -47,7 +47,7 @@ load-demo: build
 	echo "server: netbench-testserver (hyper, 1 thread) at $$url"; \
 	$$cli $(NETBENCH) load $(LOAD_ARGS) $$url
 
-test: test-deps
+test: test-deps server-deps
 	$(CARGO) build --locked --workspace --all-targets
 	$(CARGO) test --locked --workspace
 
@@ -58,6 +58,17 @@ test-deps:
 	  echo "installing Debian's chromium for the report's browser test"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 	cd crates/testkit/browser && npm ci --no-audit --no-fund --loglevel=error
+
+# The Debian packages the servers' manifests list (C, C++, Pascal, Haskell,
+# PHP, nginx), and the allocators the native servers are run with: what a
+# fresh machine lacks is installed, and nothing when all is there.
+server-deps:
+	@pk=$$(python3 scripts/server_packages.py --missing) || exit 2; \
+	if [ -n "$$pk" ]; then \
+	  echo "installing Debian packages the servers need:" $$pk; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq -o DPkg::Lock::Timeout=600 $$pk >/dev/null; \
+	fi
 
 # The README's screenshot: the latest run's (or RUN=N's) HTML report opened in headless
 # Chromium by the browser test's own checker (which fails on any console

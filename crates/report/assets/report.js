@@ -300,7 +300,63 @@
     });
   }
 
+  // The allocator study (crates/report/src/axes.rs): per base server, one bar
+  // per allocator in that allocator's fixed colour.
+  const allocatorsElement = document.getElementById('report-allocators');
+  const ALLOCATOR_CHARTS = allocatorsElement ? JSON.parse(allocatorsElement.textContent) : [];
+  function allocators(canvas) {
+    const c = ALLOCATOR_CHARTS[Number(canvas.dataset.index)];
+    const rps = canvas.dataset.metric === 'rps';
+    const datasets = c.series.map((s) => ({
+      label: s.allocator,
+      backgroundColor: s.color,
+      data: rps ? s.rps.map((v) => v || GAP) : s.rss_mib,
+    }));
+    new Chart(canvas, {
+      type: rps ? 'barWithErrorBars' : 'bar',
+      data: { labels: c.servers, datasets },
+      options: {
+        scales: { y: { beginAtZero: true, title: { display: true, text: rps ? 'requests/s' : 'MiB' } } },
+      },
+    });
+  }
+
+  // One server's figure against the test's connection counts, a line per
+  // server in its colour; threads and memory span decades, so log scales.
+  function curve(field, yTitle, log) {
+    return (canvas) => {
+      const test = testOf(canvas.dataset.test);
+      const valueOf = {
+        rps: (x) => (x.rps ? x.rps.median : null),
+        threads: (x) => x.peak_threads,
+        rss: (x) => (x.peak_rss_bytes == null ? null : x.peak_rss_bytes / 1048576),
+      }[field];
+      const datasets = columns.map((server) => ({
+        label: server,
+        borderColor: color(server),
+        backgroundColor: color(server),
+        spanGaps: true,
+        data: test.connections.map((n) => {
+          const cell = cellOf(test.name, n, server);
+          const v = cell ? valueOf(cell) : null;
+          return v == null || (log && v <= 0) ? null : v;
+        }),
+      })).filter((ds) => ds.data.some((v) => v != null));
+      new Chart(canvas, {
+        type: 'line',
+        data: { labels: test.connections.map((n) => num(n) + ' conn.'), datasets },
+        options: {
+          scales: { y: { type: log ? 'logarithmic' : 'linear', beginAtZero: !log, title: { display: true, text: yTitle } } },
+        },
+      });
+    };
+  }
+
   const builders = {
+    allocators,
+    'curve-rps': curve('rps', 'requests/s', false),
+    'curve-threads': curve('threads', 'threads', true),
+    'curve-rss': curve('rss', 'MiB', true),
     throughput,
     normalised,
     latency,

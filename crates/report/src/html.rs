@@ -7,10 +7,6 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::compare::{
-    chance_note, not_compared, percent, Comparison, Metric, Verdict, TOO_FEW_NOTE,
-};
-use crate::environment::EnvDifference;
 use crate::flag::{measured_legend, titles_json, warnings_legend, Flag};
 use crate::format::{bytes, format_duration_ns, thousands};
 use crate::model::{tier_str, Cell, Report, ServerInfo};
@@ -41,13 +37,13 @@ pub(crate) fn esc(s: &str) -> String {
 
 /// JSON that is safe inside a `<script>` element: `<` never appears raw, so
 /// no string in the data can close the element.
-fn script_json(data: &impl Serialize) -> String {
+pub(crate) fn script_json(data: &impl Serialize) -> String {
     serde_json::to_string(data)
         .expect("report data serializes")
         .replace('<', "\\u003c")
 }
 
-fn flags_html(flags: &str) -> String {
+pub(crate) fn flags_html(flags: &str) -> String {
     flags_noted(flags, None)
 }
 
@@ -71,7 +67,7 @@ fn flags_noted(flags: &str, noise: Option<&str>) -> String {
         .collect()
 }
 
-fn page(out: &mut impl Write, title: &str, body: &str, data: &str) -> io::Result<()> {
+pub(crate) fn page(out: &mut impl Write, title: &str, body: &str, data: &str) -> io::Result<()> {
     write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -96,6 +92,9 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     throughput(&mut b, r, &colors);
     latency(&mut b, r, &colors);
     resources(&mut b, r, &colors);
+    let allocators = crate::axes::allocator_study(r);
+    crate::axes::allocators_html(&mut b, &allocators);
+    crate::axes::models_html(&mut b, r, &colors);
     servers(&mut b, r, &colors);
     environment(&mut b, r);
     failures(&mut b, r);
@@ -108,9 +107,11 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let _ = write!(
         b,
         "<script id=\"report-colors\" type=\"application/json\">{}</script>\
-         <script id=\"report-normalised\" type=\"application/json\">{}</script>",
+         <script id=\"report-normalised\" type=\"application/json\">{}</script>\
+         <script id=\"report-allocators\" type=\"application/json\">{}</script>",
         script_json(&map),
-        script_json(&normalised_reps(r))
+        script_json(&normalised_reps(r)),
+        script_json(&allocators)
     );
     page(out, &title, &b, &script_json(r))
 }
@@ -335,7 +336,7 @@ fn swatch_of<'a>(colors: &'a [Swatch], label: &str) -> Option<&'a Swatch> {
 }
 
 /// A small square of `color`.
-fn swatch_html(color: &str) -> String {
+pub(crate) fn swatch_html(color: &str) -> String {
     format!(
         "<i class=\"swatch\" style=\"background:{}\"></i>",
         esc(color)
@@ -344,7 +345,7 @@ fn swatch_html(color: &str) -> String {
 
 /// The key to the charts' colours: each model among the columns with its
 /// hue, and its servers with their shades.
-fn model_key(b: &mut String, r: &Report, colors: &[Swatch]) {
+pub(crate) fn model_key(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
         "<div class=\"model-key\" data-model-key><span class=\"key-title\">Colours by \
          threading model:</span>",
@@ -444,7 +445,13 @@ fn summary(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str("</section>");
 }
 
-fn canvas(b: &mut String, kind: &str, test: &str, connections: Option<u32>, caption: &str) {
+pub(crate) fn canvas(
+    b: &mut String,
+    kind: &str,
+    test: &str,
+    connections: Option<u32>,
+    caption: &str,
+) {
     let id = match connections {
         Some(c) => format!("{kind}-{test}-{c}"),
         None => format!("{kind}-{test}"),
@@ -473,7 +480,7 @@ fn any(r: &Report, test: &str, connections: Option<u32>, has: impl Fn(&Cell) -> 
 /// Whether a cell has what one chart draws.
 type HasData = fn(&Cell) -> bool;
 
-fn no_data(b: &mut String, caption: &str) {
+pub(crate) fn no_data(b: &mut String, caption: &str) {
     let _ = write!(
         b,
         "<figure><figcaption>{}</figcaption></figure>",
@@ -771,7 +778,7 @@ fn failures(b: &mut String, r: &Report) {
     b.push_str("</ul></section>");
 }
 
-fn footer(b: &mut String, what: &str) {
+pub(crate) fn footer(b: &mut String, what: &str) {
     let _ = write!(
         b,
         "<footer>netbench {} · {} · rebuilt from the SQLite store alone · charts by Chart.js \
@@ -779,117 +786,6 @@ fn footer(b: &mut String, what: &str) {
         env!("CARGO_PKG_VERSION"),
         esc(what)
     );
-}
-
-/// Writes a comparison of two runs.
-pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()> {
-    let title = format!("netbench · run {} → run {}", c.a.id, c.b.id);
-    let mut b = String::new();
-    let _ = write!(
-        b,
-        "<header><h1>{}</h1><p class=\"meta\">A: run {} ({}, {}) · B: run {} ({}, {})</p>\
-         <p class=\"meta\">{}</p><p class=\"meta\">{}</p></header>",
-        esc(&title),
-        c.a.id,
-        esc(&c.a.suite),
-        esc(&c.a.started_at),
-        c.b.id,
-        esc(&c.b.suite),
-        esc(&c.b.started_at),
-        esc(c.method),
-        esc(&crate::compare::normalisation_note(c))
-    );
-    if !c.environment_differences.is_empty() {
-        b.push_str(
-            "<section><h2>Not the same in both runs</h2><p class=\"legend\">A change \
-             between machines, toolchains or commits is not a change in the servers alone.</p>\
-             <table class=\"grid\"><thead><tr><th>what</th><th>A</th><th>B</th></tr></thead><tbody>",
-        );
-        for d in &c.environment_differences {
-            let show = |v: &Option<String>| esc(EnvDifference::shown(v));
-            let _ = write!(
-                b,
-                "<tr><th>{}</th><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
-                esc(&d.key),
-                show(&d.a),
-                show(&d.b)
-            );
-        }
-        b.push_str("</tbody></table></section>");
-    }
-    for metric in Metric::ALL {
-        let key = match metric {
-            Metric::RequestsPerS => "requests_per_s",
-            Metric::LatencyP99 => "latency_p99",
-        };
-        let _ = write!(b, "<section><h2>{}</h2>", esc(metric.title()));
-        canvas(
-            &mut b,
-            "change",
-            key,
-            None,
-            &format!(
-                "change in {} from A to B, with its 95% interval",
-                metric.title()
-            ),
-        );
-        b.push_str(
-            "<table class=\"grid\"><thead><tr><th>cell</th><th>A (median)</th><th>B (median)</th>\
-             <th>change</th><th>95% interval</th><th>p</th><th>verdict</th></tr></thead><tbody>",
-        );
-        for r in c.rows.iter().filter(|r| r.metric == metric) {
-            let show = |v: f64| match metric {
-                Metric::RequestsPerS => thousands(v.round() as u64),
-                Metric::LatencyP99 => format_duration_ns(v),
-            };
-            let class = match r.verdict {
-                Verdict::Better => "good",
-                Verdict::Worse => "bad",
-                _ => "",
-            };
-            let _ = write!(
-                b,
-                "<tr><th>{} c={} {}</th><td>{} <small>n={}</small> {}</td><td>{} <small>n={}</small> {}</td>\
-                 <td class=\"{class}\">{}</td><td>{}</td><td>{:.3}</td><td class=\"{class}\">{}</td></tr>",
-                esc(&r.test),
-                r.connections,
-                esc(&r.server),
-                show(r.a.median),
-                r.a.n,
-                flags_html(&r.a_flags),
-                show(r.b.median),
-                r.b.n,
-                flags_html(&r.b_flags),
-                percent(r.change),
-                r.change_ci95
-                    .map_or("-".into(), |(lo, hi)| format!("[{}, {}]", percent(lo), percent(hi))),
-                r.p,
-                match r.verdict {
-                    Verdict::Better => "better",
-                    Verdict::Worse => "worse",
-                    Verdict::NoChange => "~ no significant change",
-                    Verdict::TooFew => "? too few repetitions to tell",
-                }
-            );
-        }
-        b.push_str("</tbody></table></section>");
-    }
-    if let Some(note) = chance_note(c) {
-        let _ = write!(b, "<p class=\"legend\">{}</p>", esc(&note));
-    }
-    if c.rows.iter().any(|r| r.verdict == Verdict::TooFew) {
-        let _ = write!(b, "<p class=\"legend\">{}</p>", esc(TOO_FEW_NOTE));
-    }
-    let missing = not_compared(c);
-    if !missing.is_empty() {
-        b.push_str("<section><h2>Not compared</h2>");
-        for (which, cells) in missing {
-            let _ = write!(b, "<p>{}: {}</p>", esc(which), esc(&cells.join(", ")));
-        }
-        b.push_str("</section>");
-    }
-    footer(&mut b, &format!("run {} against run {}", c.b.id, c.a.id));
-    page(out, &title, &b, &script_json(c))
 }
 
 #[cfg(test)]
@@ -927,6 +823,7 @@ mod tests {
             requests_per_cpu_s: None,
             peak_rss_bytes: None,
             rss_per_connection: None,
+            peak_threads: None,
         }
     }
 

@@ -4,7 +4,9 @@
 //! Reporters take plain data and write to any `impl Write`; they never
 //! measure.
 
+mod axes;
 mod compare;
+mod compare_html;
 mod csv;
 mod environment;
 mod flag;
@@ -26,12 +28,13 @@ mod vendor;
 mod verify_text;
 
 pub use compare::{compare, write_compare_text, CompareRow, Comparison, Metric, Verdict};
+pub use compare_html::write_compare_html;
 pub use csv::write_csv;
 pub use environment::EnvDifference;
 pub use format::{
     bytes, first_line_safe, format_duration_ns, terminal_safe, thousands, verdict_line,
 };
-pub use html::{write_compare_html, write_html};
+pub use html::write_html;
 pub use load_context::{LoadContext, WorkSource};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;

@@ -48,6 +48,8 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         warnings_legend()
     )?;
     write_normalised(out, r)?;
+    write_allocators(out, r)?;
+    write_models(out, r)?;
 
     writeln!(
         out,
@@ -80,6 +82,94 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         ];
         let rest: Vec<String> = cells.iter().map(|c| cell(c)).collect();
         writeln!(out, "| {name} | {} |", rest.join(" | "))?;
+    }
+    Ok(())
+}
+
+/// The allocator study, when the run has one: per server, each allocator's
+/// median requests/s (its change against glibc) and peak RSS.
+fn write_allocators(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    let charts = crate::axes::allocator_study(r);
+    if charts.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = crate::axes::allocator_names().collect();
+    writeln!(
+        out,
+        "Allocators: median requests/s (change against glibc) · median peak RSS.\n"
+    )?;
+    writeln!(
+        out,
+        "| test | connections | server | {} |",
+        names.join(" | ")
+    )?;
+    writeln!(out, "|---|---:|---|{}", "---:|".repeat(names.len()))?;
+    for row in crate::axes::table_rows(&charts) {
+        let values: Vec<String> = row.values.iter().map(|v| cell(v)).collect();
+        writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            cell(&row.test),
+            thousands(u64::from(row.connections)),
+            cell(&row.server),
+            values.join(" | ")
+        )?;
+    }
+    writeln!(out)
+}
+
+/// The threading-model figures against connections, when the run measured
+/// three or more connection counts: requests/s, peak threads and peak RSS.
+fn write_models(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    if !crate::axes::has_curves(r) {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "Against connections: median requests/s · peak threads · peak RSS.\n"
+    )?;
+    for t in r.tests.iter().filter(|t| t.connections.len() >= 3) {
+        let conns: Vec<String> = t
+            .connections
+            .iter()
+            .map(|c| format!("{} conn.", thousands(u64::from(*c))))
+            .collect();
+        writeln!(out, "| {} | model | {} |", cell(&t.name), conns.join(" | "))?;
+        writeln!(out, "|---|---|{}", "---:|".repeat(conns.len()))?;
+        for label in &r.columns {
+            let model = r
+                .servers
+                .iter()
+                .find(|s| &s.label == label)
+                .map_or("-", |s| model_name(s.model));
+            let values: Vec<String> = t
+                .connections
+                .iter()
+                .map(|&n| {
+                    let Some(c) = r.cell(&t.name, n, label) else {
+                        return "-".to_string();
+                    };
+                    let rps = c
+                        .stats
+                        .rps
+                        .map_or("-".to_string(), |s| thousands(s.median.round() as u64));
+                    let threads = c
+                        .peak_threads
+                        .map_or("-".to_string(), |v| thousands(v.round() as u64));
+                    let rss = c
+                        .peak_rss_bytes
+                        .map_or("-".to_string(), |v| bytes(v as u64));
+                    format!("{rps} · {threads} · {rss}")
+                })
+                .collect();
+            writeln!(
+                out,
+                "| {} | {model} | {} |",
+                cell(label),
+                values.join(" | ")
+            )?;
+        }
+        writeln!(out)?;
     }
     Ok(())
 }

@@ -98,6 +98,9 @@ pub struct ServerInfo {
     /// with any of its measurements in this run; None without samples (a
     /// server whose every measurement failed).
     pub peak_rss_bytes: Option<u64>,
+    /// The C-level allocator it ran with, checked at start (`glibc`,
+    /// `jemalloc`, `mimalloc`, `tcmalloc`); None for a runtime's own.
+    pub allocator: Option<String>,
     pub verify: Option<VerifyCounts>,
     pub excluded_reason: Option<String>,
 }
@@ -183,6 +186,9 @@ pub struct Cell {
     pub peak_rss_bytes: Option<f64>,
     /// See [`rss_per_connection`].
     pub rss_per_connection: Option<f64>,
+    /// The most threads the server's process tree had at once (median over
+    /// the repetitions).
+    pub peak_threads: Option<f64>,
 }
 
 /// One measurement, as stored.
@@ -321,6 +327,7 @@ pub fn build_report(run: &RunDetail) -> Report {
                 requests_per_cpu_s: med(&|u| u.requests_per_cpu_s),
                 peak_rss_bytes: med(&|u| Some(u.peak_rss_bytes as f64)),
                 rss_per_connection: None,
+                peak_threads: med(&|u| Some(f64::from(u.peak_threads))),
             });
         }
     }
@@ -492,6 +499,7 @@ fn server_info(s: &ServerRecord, tools: &serde_json::Value) -> ServerInfo {
         artefact_bytes: s.artefact_bytes,
         ready_s: s.ready_s,
         peak_rss_bytes: None,
+        allocator: s.allocator.clone(),
         verify: s.verify_json.as_deref().map(verify_counts),
         excluded_reason: s.excluded_reason.clone(),
     }
@@ -592,6 +600,7 @@ mod tests {
             ready_s: None,
             verify_json: None,
             excluded_reason: None,
+            allocator: None,
         };
         let go = "name = \"g\"\nlanguage = \"Go\"\nlanguage_version = \"1.22\"\n\
                   framework = \"net/http\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n";
@@ -613,6 +622,7 @@ mod tests {
             ready_s: None,
             verify_json: None,
             excluded_reason: None,
+            allocator: None,
         }
     }
 
@@ -815,6 +825,7 @@ mod tests {
             requests_per_cpu_s: None,
             peak_rss_bytes: rss,
             rss_per_connection: None,
+            peak_threads: None,
         }
     }
 

@@ -555,6 +555,7 @@ mod tests {
             ready_s: None,
             verify_json: None,
             excluded_reason: None,
+            allocator: None,
         };
         RunDetail {
             id: 1,

@@ -4,6 +4,7 @@
 //! store. (Statistics over repetitions belong to the reports.)
 
 mod adaptive;
+pub mod allocator;
 mod cell;
 pub mod environment;
 mod logs;
@@ -19,6 +20,7 @@ mod targets;
 mod toml_error;
 
 pub use adaptive::{Adaptive, SettleRule, Stopped};
+pub use allocator::{Allocator, AllocatorError};
 pub use cell::READY_WITHIN;
 pub use manifest::{
     discover, load_manifest, parse_manifest, ManifestError, Model, ServerManifest, Tier, Variant,

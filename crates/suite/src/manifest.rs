@@ -54,6 +54,12 @@ pub struct ServerManifest {
     /// `default` for a manifest; `tuned` only on a variant.
     #[serde(default)]
     pub tier: Tier,
+    /// `glibc` for a server that allocates through the C library's malloc
+    /// (C, C++, Rust, Pascal with cmem): it then also runs with each
+    /// replacement allocator (crate::allocator). None for a runtime with its
+    /// own allocator (Go, the JVM, V8, CPython).
+    #[serde(default)]
+    pub allocator: Option<crate::allocator::Allocator>,
     /// The framework's home page.
     #[serde(default)]
     pub website: String,
@@ -218,7 +224,27 @@ pub fn parse_manifest(
             "`tier = \"tuned\"` belongs on a variant; the server itself runs with its framework's defaults".to_string(),
         ));
     }
+    match m.allocator {
+        None | Some(crate::allocator::Allocator::Glibc) => {}
+        Some(other) => {
+            return Err(invalid(format!(
+                "`allocator = \"{other}\"`: a server's own allocator is `glibc` (or unset for a runtime with its own); {other} is a generated variant of every glibc server"
+            )))
+        }
+    }
     for v in &m.variants {
+        if crate::allocator::Allocator::parse(&v.name).is_some() {
+            return Err(invalid(format!(
+                "variant `{}` has an allocator's name, which belongs to the generated allocator variants: say `allocator = \"glibc\"` on the server instead, or rename the variant",
+                v.name
+            )));
+        }
+        if v.env.contains_key("LD_PRELOAD") {
+            return Err(invalid(format!(
+                "variant `{}` sets LD_PRELOAD; say `allocator = \"glibc\"` on the server and the runner preloads each allocator itself, and checks it took",
+                v.name
+            )));
+        }
         if let Some(key) = v.env.keys().find(|k| matches!(k.as_str(), "HOST" | "PORT")) {
             return Err(invalid(format!(
                 "variant `{}` sets {key}; the runner alone chooses where a server listens (loopback, a free port)",
@@ -280,13 +306,53 @@ mod tests {
             &tmp,
             "vary",
             "name = \"vary\"\nlanguage = \"C\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n\
-             [[variants]]\nname = \"mimalloc\"\nenv = { LD_PRELOAD = \"libmimalloc.so\" }\n\
+             allocator = \"glibc\"\n\
+             [[variants]]\nname = \"fast\"\nenv = { MODE = \"fast\" }\n\
              [[variants]]\nname = \"threads-1\"\nargs = [\"--threads\", \"1\"]\n",
         );
         let m = load_manifest(&with_variants).unwrap();
         assert_eq!(m.variants.len(), 2);
-        assert_eq!(m.variants[0].env["LD_PRELOAD"], "libmimalloc.so");
+        assert_eq!(m.allocator, Some(crate::allocator::Allocator::Glibc));
+        assert_eq!(m.variants[0].env["MODE"], "fast");
         assert_eq!(m.variants[1].args, ["--threads", "1"]);
+
+        // Allocators go through the checked, generated variants only.
+        let head = "language = \"C\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n";
+        for (name, extra, says) in [
+            (
+                "preload",
+                "[[variants]]\nname = \"mi\"\nenv = { LD_PRELOAD = \"libmimalloc.so.2\" }\n",
+                "LD_PRELOAD",
+            ),
+            (
+                "named",
+                "[[variants]]\nname = \"jemalloc\"\n",
+                "allocator's name",
+            ),
+            ("topje", "", "generated variant"),
+        ] {
+            let top = if name == "topje" {
+                "allocator = \"jemalloc\"\n"
+            } else {
+                ""
+            };
+            let d = write(
+                &tmp,
+                name,
+                &format!("name = \"{name}\"\n{head}{top}{extra}"),
+            );
+            let e = load_manifest(&d).unwrap_err().to_string();
+            assert!(e.contains(says), "{name}: {e}");
+        }
+        let typo = write(
+            &tmp,
+            "alloctypo",
+            &format!("name = \"alloctypo\"\n{head}allocator = \"ptmalloc\"\n"),
+        );
+        assert!(load_manifest(&typo)
+            .unwrap_err()
+            .to_string()
+            .contains("glibc"));
 
         let wrong_name = write(&tmp, "other", "name = \"demo\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n");
         assert!(load_manifest(&wrong_name)

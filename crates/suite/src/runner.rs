@@ -216,6 +216,7 @@ fn prepare(
         ready_s: None,
         verify_json: None,
         excluded_reason: None,
+        allocator: t.allocator.map(|a| a.as_str().to_string()),
     };
     let packages = missing_packages(&t.manifest);
     if !packages.is_empty() {
@@ -239,6 +240,11 @@ fn prepare(
             record,
             format!("toolchain not installed: {}{packages}", missing.join(", ")),
         ));
+    }
+    if let Some(a) = t.allocator {
+        if let Err(e) = crate::allocator::library_path(a) {
+            return Err(excluded(record, e.to_string()));
+        }
     }
     obs.event(Event::Building { server: &label });
     match build_cached(&t.dir, &t.manifest, &req.build_cache, &req.cancel) {
@@ -276,6 +282,15 @@ fn prepare(
         Err(e) => return Err(excluded(record, e.to_string())),
     };
     record.ready_s = Some(ready.as_secs_f64());
+    if let Some(a) = t.allocator {
+        let checked = crate::allocator::group_allocators(server.pid())
+            .map_err(|e| crate::allocator::AllocatorError::Unreadable(e.to_string()))
+            .and_then(|found| crate::allocator::check(a, &found));
+        if let Err(e) = checked {
+            server.stop(Duration::from_secs(5));
+            return Err(excluded(record, e.to_string()));
+        }
+    }
     let client = Client::new(addr, Duration::from_secs(5));
     let report = verify(&VerifyOptions::new(client, seed_now()));
     server.stop(Duration::from_secs(5));

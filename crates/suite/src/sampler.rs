@@ -145,6 +145,11 @@ fn read_process(pid: u32, pgid: i32, page: u64) -> Option<Process> {
     })
 }
 
+/// The process group of `pid`; None when it is gone or unreadable.
+pub(crate) fn process_group(pid: u32) -> Option<i32> {
+    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?).map(|s| s.pgrp)
+}
+
 /// The fields of /proc/<pid>/stat that a sample uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Stat {

@@ -256,7 +256,8 @@ fn shell_line(run: &str) -> String {
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     });
-    if assignment {
+    // A line that already starts with `exec` is left as it is written.
+    if assignment || first == "exec" {
         format!("{run} \"$@\"")
     } else {
         format!("exec {run} \"$@\"")
@@ -444,5 +445,21 @@ impl Drop for RunningServer {
     fn drop(&mut self) {
         self.stop(Duration::from_secs(2));
         let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_line;
+
+    #[test]
+    fn the_run_line_is_exec_ed_once_with_its_arguments_apart() {
+        assert_eq!(shell_line("./bin/server"), "exec ./bin/server \"$@\"");
+        // A leading assignment needs the shell to apply it; exec would not.
+        assert_eq!(shell_line("GOGC=off ./srv"), "GOGC=off ./srv \"$@\"");
+        // Written with exec already: `exec exec` would look for a program
+        // called exec.
+        assert_eq!(shell_line("exec ./bin/server"), "exec ./bin/server \"$@\"");
+        assert_eq!(shell_line("executor --x"), "exec executor --x \"$@\"");
     }
 }

@@ -249,8 +249,8 @@ impl Store {
         // and the delete would cascade to the server's measurements.
         tx.execute(
             "INSERT INTO servers (run_id, server, variant, manifest_toml, build_status, build_s,
-                                  artefact_bytes, ready_s, verify, excluded_reason)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                                  artefact_bytes, ready_s, verify, excluded_reason, allocator)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
              ON CONFLICT (run_id, server, variant) DO UPDATE SET
                  manifest_toml = excluded.manifest_toml,
                  build_status = excluded.build_status,
@@ -258,7 +258,8 @@ impl Store {
                  artefact_bytes = excluded.artefact_bytes,
                  ready_s = excluded.ready_s,
                  verify = excluded.verify,
-                 excluded_reason = excluded.excluded_reason",
+                 excluded_reason = excluded.excluded_reason,
+                 allocator = excluded.allocator",
             params![
                 run,
                 server.server,
@@ -270,6 +271,7 @@ impl Store {
                 server.ready_s,
                 server.verify_json,
                 server.excluded_reason,
+                server.allocator,
             ],
         )
         .map_err(&failed)?;
@@ -466,7 +468,7 @@ impl Store {
         let mut stmt = tx
             .prepare(
                 "SELECT server, variant, manifest_toml, build_status, build_s, artefact_bytes,
-                        ready_s, verify, excluded_reason
+                        ready_s, verify, excluded_reason, allocator
                  FROM servers WHERE run_id = ?1
                  ORDER BY server, variant",
             )
@@ -483,6 +485,7 @@ impl Store {
                     ready_s: row.get(6)?,
                     verify_json: row.get(7)?,
                     excluded_reason: row.get(8)?,
+                    allocator: row.get(9)?,
                 })
             })
             .map_err(&failed)?

@@ -7,6 +7,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use crate::allocator::{library_path, Allocator};
 use crate::manifest::{discover, ManifestError, ServerManifest};
 use crate::server::{build, BuildError};
 use crate::suite::selector_matches;
@@ -20,6 +21,8 @@ pub struct Target {
     pub variant: String,
     pub env: Vec<(String, String)>,
     pub args: Vec<String>,
+    /// The C-level allocator it runs with; None for a runtime's own.
+    pub allocator: Option<Allocator>,
 }
 
 impl Target {
@@ -35,6 +38,11 @@ impl Target {
 
 /// Every server variant under `servers_dir` that one of `selectors` picks,
 /// in name order, defaults before variants.
+///
+/// A server with `allocator = "glibc"` also has a generated variant per
+/// replacement allocator (`c-h2o:jemalloc`), which preloads it; and its
+/// default is picked by `name:glibc` as well, so `*:glibc` selects the
+/// default of every server that can change allocator.
 pub fn select(servers_dir: &Path, selectors: &[String]) -> Result<Vec<Target>, ManifestError> {
     let mut out = Vec::new();
     for (dir, m) in discover(servers_dir)? {
@@ -43,23 +51,34 @@ pub fn select(servers_dir: &Path, selectors: &[String]) -> Result<Vec<Target>, M
                 .iter()
                 .any(|s| selector_matches(s, &m.name, variant))
         };
-        if picks("") {
-            out.push(Target {
-                dir: dir.clone(),
-                manifest: m.clone(),
-                variant: String::new(),
-                env: Vec::new(),
-                args: Vec::new(),
-            });
+        let target = |variant: &str, env, args, allocator| Target {
+            dir: dir.clone(),
+            manifest: m.clone(),
+            variant: variant.to_string(),
+            env,
+            args,
+            allocator,
+        };
+        if picks("") || (m.allocator == Some(Allocator::Glibc) && picks("glibc")) {
+            out.push(target("", Vec::new(), Vec::new(), m.allocator));
         }
         for v in m.variants.iter().filter(|v| picks(&v.name)) {
-            out.push(Target {
-                dir: dir.clone(),
-                manifest: m.clone(),
-                variant: v.name.clone(),
-                env: v.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                args: v.args.clone(),
-            });
+            let env = v.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            out.push(target(&v.name, env, v.args.clone(), m.allocator));
+        }
+        if m.allocator.is_some() {
+            for a in Allocator::PRELOADED
+                .into_iter()
+                .filter(|a| picks(a.as_str()))
+            {
+                // A library that is not installed leaves the variant without
+                // it; the runner then leaves it out, saying which package.
+                let env = match library_path(a) {
+                    Ok(Some(lib)) => vec![("LD_PRELOAD".to_string(), lib.display().to_string())],
+                    _ => Vec::new(),
+                };
+                out.push(target(a.as_str(), env, Vec::new(), Some(a)));
+            }
         }
     }
     Ok(out)

@@ -126,6 +126,9 @@ pub struct ServerRecord {
     /// failure with its last output lines, verify failure); None when it took
     /// part.
     pub excluded_reason: Option<String>,
+    /// The C-level allocator it ran with (`glibc`, `jemalloc`, `mimalloc`,
+    /// `tcmalloc`), checked at start; None for a runtime's own allocator.
+    pub allocator: Option<String>,
 }
 
 /// One cell of the run matrix: what a measurement is of.

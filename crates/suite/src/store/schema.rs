@@ -109,6 +109,13 @@ ALTER TABLE runs ADD COLUMN adaptive_max INTEGER;
 ALTER TABLE runs ADD COLUMN adaptive_target REAL;
 ALTER TABLE runs ADD COLUMN adaptive_budget_s REAL;
 "#,
+    // 4: the C-level allocator a server variant ran with, after the runner
+    // checked it was the one loaded (crates/suite/src/allocator.rs); NULL for
+    // a runtime with its own allocator, and for servers recorded before.
+    r#"
+ALTER TABLE servers ADD COLUMN allocator TEXT
+    CHECK (allocator IS NULL OR allocator IN ('glibc', 'jemalloc', 'mimalloc', 'tcmalloc'));
+"#,
 ];
 
 /// The schema version this code reads and writes.

@@ -52,6 +52,7 @@ fn server(name: &str, variant: &str) -> ServerRecord {
         ready_s: Some(0.25),
         verify_json: Some(r#"{"passed":12,"failed":0}"#.into()),
         excluded_reason: None,
+        allocator: None,
     }
 }
 
@@ -234,6 +235,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
     a_mi.artefact_bytes = None;
     a_mi.ready_s = None;
     a_mi.verify_json = None;
+    a_mi.allocator = Some("mimalloc".into());
     let mut b = server("b", "");
     b.build_status = BuildStatus::Failed;
     b.excluded_reason = Some("build failed (exit status 1); its last output:\nerror[E0425]".into());

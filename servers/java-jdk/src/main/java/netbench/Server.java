@@ -12,7 +12,9 @@ import java.util.concurrent.Executors;
  * pool of worker threads runs the handlers.
  *
  * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234),
- * {@code THREADS} (worker threads, default the number of available processors).
+ * {@code THREADS} (worker threads, default the number of available processors; {@code cached}
+ * for a cached pool, which starts a thread whenever every thread is busy: a thread per
+ * request in flight, so under keep-alive load one per connection).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
@@ -25,10 +27,13 @@ public final class Server {
         this.pool = pool;
     }
 
-    /** Binds, starts and returns the server; port 0 picks a free port. */
+    /**
+     * Binds, starts and returns the server; port 0 picks a free port. {@code threads} 0 means a
+     * cached pool.
+     */
     public static Server start(InetSocketAddress address, int threads, Router.Root root) throws IOException {
         HttpServer http = HttpServer.create(address, 0); // 0: the system's default backlog
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        ExecutorService pool = threads == 0 ? Executors.newCachedThreadPool() : Executors.newFixedThreadPool(threads);
         http.setExecutor(pool);
         http.createContext("/", new Router(root));
         http.start();
@@ -66,14 +71,15 @@ public final class Server {
         int threads;
         try {
             port = Integer.parseInt(env("PORT", "1234"));
-            threads = Integer.parseInt(env("THREADS", Integer.toString(Runtime.getRuntime().availableProcessors())));
+            String t = env("THREADS", Integer.toString(Runtime.getRuntime().availableProcessors()));
+            threads = t.equals("cached") ? 0 : Integer.parseInt(t);
         } catch (NumberFormatException e) {
-            System.err.println("PORT and THREADS must be integers: " + e.getMessage());
+            System.err.println("PORT must be an integer and THREADS an integer or `cached`: " + e.getMessage());
             System.exit(2);
             return;
         }
-        if (threads < 1) {
-            System.err.println("THREADS must be at least 1");
+        if (threads < 0 || (threads == 0 && !env("THREADS", "").equals("cached"))) {
+            System.err.println("THREADS must be at least 1 (or `cached`)");
             System.exit(2);
         }
         Server server;
@@ -87,7 +93,7 @@ public final class Server {
         // SIGTERM runs the shutdown hooks: stop accepting, close connections, let the JVM exit.
         Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "shutdown"));
         System.err.println("java-jdk listening on " + host + ":" + server.address().getPort()
-                + " with " + threads + " worker threads");
+                + " with " + (threads == 0 ? "a cached pool of" : threads) + " worker threads");
     }
 
     private static String env(String name, String fallback) {

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""The Debian packages the servers under servers/ need, read from their
+manifests (`packages = [...]`), plus the replacement allocators' libraries
+when any server says `allocator = "glibc"` (crates/suite/src/allocator.rs
+names the same three). `make run` and `make test` install what is missing.
+
+  scripts/server_packages.py            every package, one per line
+  scripts/server_packages.py --missing  only those dpkg says are not installed
+"""
+
+import pathlib
+import subprocess
+import sys
+import tomllib
+
+# Allocator::library() in crates/suite/src/allocator.rs: keep in step.
+ALLOCATOR_PACKAGES = ["libjemalloc2", "libmimalloc2.0", "libtcmalloc-minimal4"]
+
+
+def wanted(servers: pathlib.Path) -> list[str]:
+    packages: set[str] = set()
+    for manifest in sorted(servers.glob("*/server.toml")):
+        try:
+            m = tomllib.loads(manifest.read_text())
+        except tomllib.TOMLDecodeError as e:
+            sys.exit(f"{manifest}: {e}")
+        packages.update(m.get("packages", []))
+        if m.get("allocator") == "glibc":
+            packages.update(ALLOCATOR_PACKAGES)
+    return sorted(packages)
+
+
+def installed(package: str) -> bool:
+    out = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}", package],
+        capture_output=True,
+        text=True,
+    )
+    return out.returncode == 0 and "install ok installed" in out.stdout
+
+
+def main() -> None:
+    root = pathlib.Path(__file__).resolve().parent.parent
+    packages = wanted(root / "servers")
+    if "--missing" in sys.argv[1:]:
+        packages = [p for p in packages if not installed(p)]
+    for p in packages:
+        print(p)
+
+
+if __name__ == "__main__":
+    main()
