@@ -309,6 +309,7 @@
     const rps = canvas.dataset.metric === 'rps';
     const datasets = c.series.map((s) => ({
       label: s.allocator,
+      allocator: s.allocator,
       backgroundColor: s.color,
       data: rps ? s.rps.map((v) => v || GAP) : s.rss_mib,
     }));
@@ -333,6 +334,8 @@
       }[field];
       const datasets = columns.map((server) => ({
         label: server,
+        server,
+        model: modelOf(server),
         borderColor: color(server),
         backgroundColor: color(server),
         spanGaps: true,

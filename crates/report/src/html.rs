@@ -662,7 +662,7 @@ fn server_name_html(s: &ServerInfo) -> String {
 fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
         "<section id=\"servers\"><h2>Servers</h2><table class=\"grid servers\"><thead><tr><th>server</th>\
-         <th>language</th><th>framework</th><th>model</th><th>tier</th><th>build</th><th>artefact</th>\
+         <th>language</th><th>framework</th><th>model</th><th>tier</th><th>allocator</th><th>build</th><th>artefact</th>\
          <th>ready after</th><th>peak memory</th><th>verify</th></tr></thead><tbody>",
     );
     for s in &r.servers {
@@ -689,7 +689,7 @@ fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
             b,
             "<tr data-server=\"{}\" data-model=\"{}\" data-color=\"{}\"><th title=\"{}\">{}{}</th>\
              <td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text nowrap\" title=\"{}\">{}{}</td>\
-             <td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap text\">{}</td></tr>",
+             <td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap text\">{}</td></tr>",
             esc(&s.label),
             model_name(s.model),
             esc(&color),
@@ -702,6 +702,7 @@ fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
             swatch_html(&model_color(s.model)),
             model_name(s.model),
             tier_str(s.tier),
+            esc(s.allocator.as_deref().unwrap_or("runtime's")),
             match s.build_s {
                 Some(x) => format!("{} {x:.1} s", esc(&s.build_status)),
                 None => "shares its server's build".to_string(),
@@ -716,7 +717,9 @@ fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
         "</tbody></table><p class=\"legend\">Servers by threading model (hover a model for what \
          it means), then by name; a server's name links to its framework's website, hover it for \
          its description. Tier: <i>default</i> runs with the framework's defaults, <i>tuned</i> \
-         with documented production tuning. Build: how long the build of the artefact in use \
+         with documented production tuning. Allocator: the C-level malloc a native server ran \
+         with, checked in every process at start; <i>runtime's</i> for a runtime with its own \
+         allocator (Go, the JVM, V8, CPython, GHC). Build: how long the build of the artefact in use \
          took (in this run, or in the earlier run whose artefact was reused because the sources \
          had not changed; the language tools' own caches may make it short). Artefact: the size of \
          the file the manifest names. Ready after: from start to the first good answer. Peak \

@@ -53,9 +53,9 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
 
     writeln!(
         out,
-        "| server | language | framework | framework version | model | tier | build | artefact | ready | peak memory | verify |"
+        "| server | language | framework | framework version | model | tier | allocator | build | artefact | ready | peak memory | verify |"
     )?;
-    writeln!(out, "|---|---|---|---|---|---|---:|---:|---:|---:|---|")?;
+    writeln!(out, "|---|---|---|---|---|---|---|---:|---:|---:|---:|---|")?;
     for s in &r.servers {
         let verify = match (&s.verify, &s.excluded_reason) {
             (_, Some(why)) => format!("left out: {}", why.lines().next().unwrap_or("")),
@@ -73,6 +73,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
             s.framework_version.clone(),
             model_name(s.model).to_string(),
             tier_str(s.tier).to_string(),
+            s.allocator.clone().unwrap_or_else(|| "runtime's".into()),
             s.build_s.map_or("(shared)".into(), |b| format!("{b:.1} s")),
             s.artefact_bytes.map_or("-".into(), bytes),
             s.ready_s

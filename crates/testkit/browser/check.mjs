@@ -91,10 +91,22 @@ try {
     series: [...document.querySelectorAll('canvas[data-chart]')].flatMap((c) => {
       const chart = window.Chart && window.Chart.getChart(c);
       // The repetitions' dots are one dataset coloured point by point, checked apart.
-      return chart ? chart.data.datasets.filter((d) => !d.dots).map((d) => ({ chart: c.id, server: d.server,
+      return chart ? chart.data.datasets.filter((d) => !d.dots && !d.allocator).map((d) => ({ chart: c.id, server: d.server,
         model: d.model, color: d.backgroundColor })) : [];
     }),
+    // The allocator study colours by allocator, not by server: checked apart.
+    allocatorSeries: [...document.querySelectorAll('canvas[data-chart="allocators"]')].map((c) => {
+      const chart = window.Chart && window.Chart.getChart(c);
+      return { chart: c.id, series: chart ? chart.data.datasets.map((d) => ({ allocator: d.allocator, color: d.backgroundColor })) : [] };
+    }),
   }));
+  for (const { chart, series } of colours.allocatorSeries) {
+    if (series.length < 2) problems.push(`chart ${chart}: ${series.length} allocators, a study needs two or more`);
+    if (new Set(series.map((s) => s.color)).size !== series.length) problems.push(`chart ${chart}: two allocators share a colour`);
+    for (const s of series) {
+      if (!['glibc', 'jemalloc', 'mimalloc', 'tcmalloc'].includes(s.allocator)) problems.push(`chart ${chart}: unknown allocator ${s.allocator}`);
+    }
+  }
   const models = colourProblems(colours, problems);
   const dots = await page.evaluate(() => {
     const data = JSON.parse(document.getElementById('report-data').textContent);
