@@ -42,6 +42,9 @@ pub(crate) struct AllocatorSeries {
     pub rps: Vec<Option<Bar>>,
     /// Median over the repetitions of the peak RSS, MiB.
     pub rss_mib: Vec<Option<f64>>,
+    /// Each good repetition's requests/s, for telling a change from noise.
+    #[serde(skip)]
+    pub values: Vec<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -144,6 +147,10 @@ pub(crate) fn allocator_study(r: &Report) -> Vec<AllocatorChart> {
                             .iter()
                             .map(|c| c.and_then(|c| c.peak_rss_bytes).map(|b| b / 1048576.0))
                             .collect(),
+                        values: cells
+                            .iter()
+                            .map(|c| c.map_or_else(Vec::new, |c| c.stats.rps_values.clone()))
+                            .collect(),
                         labels,
                     }
                 })
@@ -219,7 +226,11 @@ pub(crate) fn allocators_html(b: &mut String, charts: &[AllocatorChart]) {
         }
         b.push_str("</tr>");
     }
-    b.push_str("</tbody></table></section>");
+    let _ = write!(
+        b,
+        "</tbody></table><p class=\"legend\">{}</p></section>",
+        esc(CHANGE_LEGEND)
+    );
 }
 
 /// One line of the allocator table: per allocator, "requests/s · peak RSS"
@@ -237,7 +248,7 @@ pub(crate) fn table_rows(charts: &[AllocatorChart]) -> Vec<TableRow> {
     for c in charts {
         for (k, server) in c.servers.iter().enumerate() {
             let of = |a: &str| c.series.iter().find(|s| s.allocator == a);
-            let glibc = of("glibc").and_then(|s| s.rps[k]).map(|b| b.y);
+            let glibc = of("glibc").filter(|s| s.rps[k].is_some());
             let values = ALLOCATORS
                 .iter()
                 .map(|(a, _)| {
@@ -249,8 +260,14 @@ pub(crate) fn table_rows(charts: &[AllocatorChart]) -> Vec<TableRow> {
                     };
                     let mut v = format!("{} req/s", thousands(rps.y.round() as u64));
                     if let (Some(g), false) = (glibc, *a == "glibc") {
-                        if g > 0.0 {
-                            let _ = write!(v, " ({:+.0}%)", (rps.y / g - 1.0) * 100.0);
+                        let base = g.rps[k].map_or(0.0, |b| b.y);
+                        if base > 0.0 {
+                            let _ = write!(
+                                v,
+                                " ({:+.0}% {})",
+                                (rps.y / base - 1.0) * 100.0,
+                                change_mark(&g.values[k], &s.values[k])
+                            );
                         }
                     }
                     if let Some(m) = s.rss_mib[k] {
@@ -268,6 +285,20 @@ pub(crate) fn table_rows(charts: &[AllocatorChart]) -> Vec<TableRow> {
         }
     }
     rows
+}
+
+/// What the allocator table's marks mean.
+pub(crate) const CHANGE_LEGEND: &str = "The change is against glibc's median: ▲ or ▼ beyond \
+    noise (Welch's 95% interval of the change, over the repetitions, excludes 0), ≈ not told \
+    apart from glibc at these repetitions.";
+
+/// ▲ or ▼ when the change from `base` to `other` is beyond noise, else ≈.
+fn change_mark(base: &[f64], other: &[f64]) -> &'static str {
+    match crate::significance::welch_change_ci(base, other) {
+        Some((lo, _)) if lo > 0.0 => "▲",
+        Some((_, hi)) if hi < 0.0 => "▼",
+        _ => "≈",
+    }
 }
 
 /// The header of the allocator table, for the Markdown writer.
@@ -344,6 +375,17 @@ pub(crate) fn models_html(b: &mut String, r: &Report, colors: &[Swatch]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_is_marked_only_beyond_noise() {
+        let base = [100.0, 101.0, 99.0];
+        assert_eq!(change_mark(&base, &[120.0, 121.0, 119.0]), "▲");
+        assert_eq!(change_mark(&base, &[80.0, 81.0, 79.0]), "▼");
+        // Spread wider than the change: not told apart.
+        assert_eq!(change_mark(&base, &[60.0, 140.0, 110.0]), "≈");
+        // One repetition has no interval.
+        assert_eq!(change_mark(&base, &[150.0]), "≈");
+    }
 
     #[test]
     fn an_allocator_variant_belongs_to_its_server() {

@@ -116,7 +116,7 @@ fn write_allocators(out: &mut impl Write, r: &Report) -> io::Result<()> {
             values.join(" | ")
         )?;
     }
-    writeln!(out)
+    writeln!(out, "\n{}\n", crate::axes::CHANGE_LEGEND)
 }
 
 /// The threading-model figures against connections, when the run measured

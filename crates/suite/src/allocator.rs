@@ -166,14 +166,7 @@ pub fn check(expected: Allocator, processes: &[ProcessAllocators]) -> Result<(),
 /// Reads the maps of every process in group `pgid` (the server's group).
 pub fn group_allocators(pgid: i32) -> io::Result<Vec<ProcessAllocators>> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc")?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in crate::sampler::pids()? {
         if crate::sampler::process_group(pid) != Some(pgid) {
             continue;
         }

@@ -76,15 +76,7 @@ pub fn sample_group(pgid: i32) -> io::Result<Sample> {
     let page = page_size();
     let mut sum = Sample::default();
     let (mut user_ticks, mut sys_ticks) = (0u64, 0u64);
-    for entry in fs::read_dir("/proc")? {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in pids()? {
         let Some(p) = read_process(pid, pgid, page) else {
             continue;
         };
@@ -143,6 +135,13 @@ fn read_process(pid: u32, pgid: i32, page: u64) -> Option<Process> {
         voluntary_ctxt,
         involuntary_ctxt,
     })
+}
+
+/// Every process id in /proc at the time of reading.
+pub(crate) fn pids() -> io::Result<impl Iterator<Item = u32>> {
+    Ok(fs::read_dir("/proc")?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())))
 }
 
 /// The process group of `pid`; None when it is gone or unreadable.

@@ -668,9 +668,42 @@ mod tests {
     #[test]
     fn the_shipped_suites_parse() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
-        for name in ["quick", "standard", "full", "stress"] {
+        let servers = dir.join("../servers");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.strip_suffix(".toml").map(str::to_string)
+            })
+            .collect();
+        names.sort();
+        for required in [
+            "quick",
+            "standard",
+            "full",
+            "stress",
+            "allocators",
+            "models",
+        ] {
+            assert!(
+                names.iter().any(|n| n == required),
+                "suites/{required}.toml is missing"
+            );
+        }
+        for name in &names {
             let s = Suite::load(name, &dir).unwrap_or_else(|e| panic!("{e}"));
             assert!(!s.scenarios.is_empty());
+            // Each selector picks something: a typo in a server or variant
+            // name must not quietly shrink a study.
+            for selector in &s.servers {
+                let picked =
+                    crate::targets::select(&servers, std::slice::from_ref(selector)).unwrap();
+                assert!(
+                    !picked.is_empty(),
+                    "suites/{name}.toml: `{selector}` selects no server"
+                );
+            }
         }
         assert!(Suite::load("nope", &dir)
             .unwrap_err()

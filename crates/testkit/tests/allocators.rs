@@ -8,24 +8,14 @@
 
 mod common;
 
-use common::{request, scratch, Quiet};
+use common::{fake_server_with, request, scratch, Quiet};
 
 use netbench_report::{build_report, write_markdown};
 use netbench_suite::store::{MeasurementStatus, RunStatus, Store};
 use netbench_suite::{allocator, run_suite, Allocator};
 
 fn native_server(servers: &std::path::Path, name: &str, launcher: &str, tag: &str) {
-    let dir = servers.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = env!("CARGO_BIN_EXE_netbench-contract-server");
-    std::fs::write(
-        dir.join("server.toml"),
-        format!(
-            "name = \"{name}\"\nlanguage = \"Rust\"\nframework = \"test\"\ndescription = \"a test server\"\n\
-             model = \"event-loop\"\nallocator = \"glibc\"\nrun = \"{launcher}{bin} {tag}\"\n"
-        ),
-    )
-    .unwrap();
+    fake_server_with(servers, name, "", "allocator = \"glibc\"\n", launcher, tag);
 }
 
 #[test]

@@ -26,6 +26,19 @@ pub fn repo() -> PathBuf {
 
 /// A server folder whose run command is the contract server with `args`.
 pub fn fake_server(servers: &Path, name: &str, build: &str, args: &str) {
+    fake_server_with(servers, name, build, "", "", args);
+}
+
+/// [`fake_server`] with more manifest lines (`extra`, each ending in a
+/// newline) and a `launcher` written before the server in its run line.
+pub fn fake_server_with(
+    servers: &Path,
+    name: &str,
+    build: &str,
+    extra: &str,
+    launcher: &str,
+    args: &str,
+) {
     let dir = servers.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let bin = env!("CARGO_BIN_EXE_netbench-contract-server");
@@ -33,7 +46,7 @@ pub fn fake_server(servers: &Path, name: &str, build: &str, args: &str) {
         dir.join("server.toml"),
         format!(
             "name = \"{name}\"\nlanguage = \"Rust\"\nframework = \"test\"\ndescription = \"a test server\"\nmodel = \"event-loop\"\n\
-             build = \"{build}\"\nrun = \"{bin} {args}\"\n"
+             {extra}build = \"{build}\"\nrun = \"{launcher}{bin} {args}\"\n"
         ),
     )
     .unwrap();
