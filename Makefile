@@ -13,6 +13,9 @@ TESTSERVER := $(RELEASE)/netbench-testserver
 SUITE ?= standard
 # The run `make screenshot` pictures: `make screenshot RUN=3`; the latest if empty.
 RUN ?=
+# One section of the report alone, to docs/<SECTION>.png:
+# `make screenshot RUN=4 SECTION=allocators` (or models).
+SECTION ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
@@ -75,8 +78,13 @@ server-deps:
 # error or missing chart), top 2,400 pixels kept.
 screenshot: build test-deps
 	$(NETBENCH) report $(RUN) -o results/screenshot/report.html
-	node crates/testkit/browser/check.mjs results/screenshot/report.html docs/report.png --max-height 2400 >/dev/null
-	@echo "wrote docs/report.png"
+	@if [ -n "$(SECTION)" ]; then \
+	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/$(SECTION).png --section $(SECTION) >/dev/null && \
+	  echo "wrote docs/$(SECTION).png"; \
+	else \
+	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/report.png --max-height 2400 >/dev/null && \
+	  echo "wrote docs/report.png"; \
+	fi
 
 # Each Rust and Go server is checked with its own formatter, found by its
 # build file, so a new server folder is covered without naming it here.

@@ -15,14 +15,15 @@
 // full-page screenshot. Prints one JSON line with what it found; exits 1 when
 // anything is wrong, 2 when it could not check at all.
 //
-// usage: node check.mjs REPORT.html SCREENSHOT.png [--width PX] [--max-height PX]
+// usage: node check.mjs REPORT.html SCREENSHOT.png [--width PX] [--max-height PX] [--section ID]
+// (--section: the screenshot is of that section of the page alone, e.g. allocators)
 import { chromium } from 'playwright-core';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [file, shot, ...rest] = process.argv.slice(2);
 if (!file || !shot) {
-  console.error('usage: node check.mjs REPORT.html SCREENSHOT.png [--width PX] [--max-height PX]');
+  console.error('usage: node check.mjs REPORT.html SCREENSHOT.png [--width PX] [--max-height PX] [--section ID]');
   process.exit(2);
 }
 const option = (name, otherwise) => {
@@ -32,6 +33,8 @@ const option = (name, otherwise) => {
 const width = option('--width', 1280);
 // The screenshot keeps the whole page unless told to stop at a height.
 const maxHeight = option('--max-height', 0);
+const sectionAt = rest.indexOf('--section');
+const section = sectionAt >= 0 ? rest[sectionAt + 1] : null;
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 
 // Without the background-networking flags Chromium reaches out to Google's
@@ -203,7 +206,11 @@ try {
       }
     }
   }
-  if (maxHeight > 0) {
+  if (section) {
+    const element = await page.$(`section#${section}`);
+    if (!element) problems.push(`no section #${section} to picture`);
+    else await element.screenshot({ path: shot });
+  } else if (maxHeight > 0) {
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.screenshot({ path: shot, fullPage: true,
       clip: { x: 0, y: 0, width, height: Math.min(height, maxHeight) } });

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::{fake_server_with, request, scratch, Quiet};
+use common::{check_in_browser, fake_server_with, request, scratch, Quiet};
 
-use netbench_report::{build_report, write_markdown};
+use netbench_report::{build_report, write_html, write_markdown};
 use netbench_suite::store::{MeasurementStatus, RunStatus, Store};
 use netbench_suite::{allocator, run_suite, Allocator};
 
@@ -38,7 +38,7 @@ fn allocator_variants_are_preloaded_checked_and_recorded() {
         [[scenarios]]
         name = "blank"
         endpoint = "blank"
-        connections = [2]
+        connections = [1, 2, 4]
         duration = "1s"
     "#;
     let req = request(suite, servers, &work);
@@ -107,5 +107,27 @@ fn allocator_variants_are_preloaded_checked_and_recorded() {
             .any(|l| l.starts_with("| blank | 2 | laundered |")),
         "laundered ran with one allocator only:\n{md}"
     );
+
+    // The HTML report draws the study (bars per server, a colour per
+    // allocator) and, with three connection counts, the curves against
+    // connections; the checker fails on a console error or an empty chart.
+    let html = work.join("report.html");
+    write_html(&mut std::fs::File::create(&html).unwrap(), &report).unwrap();
+    let found = check_in_browser(&html, &work.join("report.png"));
+    let kinds: Vec<&str> = found["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["kind"].as_str())
+        .collect();
+    // One study chart of requests/s and one of memory per connection count.
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "allocators").count(),
+        2 * 3,
+        "{found}"
+    );
+    for kind in ["curve-rps", "curve-threads", "curve-rss"] {
+        assert!(kinds.contains(&kind), "no {kind} chart: {found}");
+    }
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -10,9 +10,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{fake_server, repo, request, scratch, Quiet};
+use common::{check_in_browser, fake_server, repo, request, scratch, Quiet};
 use netbench_report::ranking::Standing;
 use netbench_report::{
     build_report, compare, write_compare_html, write_csv, write_html, write_markdown,
@@ -39,37 +38,6 @@ const SUITE: &str = r#"
     duration = "500ms"
     work_documents = 50
 "#;
-
-/// Where the page checker lives, with its playwright-core installed.
-fn checker() -> PathBuf {
-    let dir = repo().join("crates/testkit/browser");
-    assert!(
-        dir.join("node_modules/playwright-core").is_dir(),
-        "playwright-core is not installed in {}: run `make test` (it runs `npm ci` there and \
-         installs Debian's chromium)",
-        dir.display()
-    );
-    dir.join("check.mjs")
-}
-
-/// Opens `html` in Chromium through the checker; returns its findings.
-fn check_in_browser(html: &Path, png: &Path) -> serde_json::Value {
-    let out = Command::new("node")
-        .arg(checker())
-        .arg(html)
-        .arg(png)
-        .output()
-        .expect("node runs (Node.js is part of this machine's kind)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "the page check failed on {}:\n{stdout}\n{stderr}",
-        html.display()
-    );
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
-}
 
 fn output_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");

@@ -85,3 +85,36 @@ pub fn request(suite: &str, servers: PathBuf, work: &Path) -> RunRequest {
         ready_within: Duration::from_secs(3),
     }
 }
+
+/// Where the page checker lives, with its playwright-core installed.
+fn checker() -> PathBuf {
+    let dir = repo().join("crates/testkit/browser");
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed in {}: run `make test` (it runs `npm ci` there and \
+         installs Debian's chromium)",
+        dir.display()
+    );
+    dir.join("check.mjs")
+}
+
+/// Opens `html` in Chromium through the checker (no console error, no
+/// network request, every chart drawn and coloured right); returns its
+/// findings.
+pub fn check_in_browser(html: &Path, png: &Path) -> serde_json::Value {
+    let out = std::process::Command::new("node")
+        .arg(checker())
+        .arg(html)
+        .arg(png)
+        .output()
+        .expect("node runs (Node.js is part of this machine's kind)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the page check failed on {}:\n{stdout}\n{stderr}",
+        html.display()
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
