@@ -13,7 +13,7 @@ TESTSERVER := $(RELEASE)/netbench-testserver
 SUITE ?= standard
 # The run `make screenshot` pictures: `make screenshot RUN=3`; the latest if empty.
 RUN ?=
-# One section of the report alone, to docs/<SECTION>.png:
+# One section of the report alone (its top 1,400 pixels), to docs/<SECTION>.png:
 # `make screenshot RUN=4 SECTION=allocators` (or models).
 SECTION ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
@@ -79,7 +79,7 @@ server-deps:
 screenshot: build test-deps
 	$(NETBENCH) report $(RUN) -o results/screenshot/report.html
 	@if [ -n "$(SECTION)" ]; then \
-	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/$(SECTION).png --section $(SECTION) >/dev/null && \
+	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/$(SECTION).png --section $(SECTION) --max-height 1400 >/dev/null && \
 	  echo "wrote docs/$(SECTION).png"; \
 	else \
 	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/report.png --max-height 2400 >/dev/null && \

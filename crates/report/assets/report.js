@@ -350,6 +350,7 @@
         data: { labels: test.connections.map((n) => num(n) + ' conn.'), datasets },
         options: {
           scales: { y: { type: log ? 'logarithmic' : 'linear', beginAtZero: !log, title: { display: true, text: yTitle } } },
+          plugins: { legend: { position: 'right', labels: { boxWidth: 10, font: { size: 10 } } } },
         },
       });
     };

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::format::{bytes, thousands};
-use crate::html::{canvas, esc, model_key};
+use crate::html::{esc, model_key};
 use crate::model::{Cell, Report};
 use crate::palette::Swatch;
 
@@ -325,26 +325,27 @@ pub(crate) fn models_html(b: &mut String, r: &Report, colors: &[Swatch]) {
          each threading model pays for connections. A line per server, in its model's hue.</p>",
     );
     model_key(b, r, colors);
-    b.push_str("<div class=\"charts\">");
+    b.push_str("<div class=\"charts wide\">");
     for t in r.tests.iter().filter(|t| t.connections.len() >= 3) {
         for (field, what) in [
             ("rps", "requests/s"),
             ("threads", "threads (peak)"),
             ("rss", "peak RSS (MiB)"),
         ] {
-            canvas(
+            let _ = write!(
                 b,
-                &format!("curve-{field}"),
-                &t.name,
-                None,
-                &format!("{}: {what} against connections", t.name),
+                "<figure><figcaption>{}</figcaption><div class=\"chart tall\"><canvas id=\"curve-{field}-{}\" \
+                 data-chart=\"curve-{field}\" data-test=\"{}\"></canvas></div></figure>",
+                esc(&format!("{}: {what} against connections", t.name)),
+                esc(&t.name),
+                esc(&t.name),
             );
         }
     }
     b.push_str(
         "</div><table class=\"grid\"><thead><tr><th>server</th><th>model</th><th>test</th>\
          <th>connections</th><th>requests/s</th><th>threads</th><th>peak RSS</th>\
-         <th>per connection</th><th>server CPU</th></tr></thead><tbody>",
+         <th>per connection</th><th>server CPU</th><th>flags</th></tr></thead><tbody>",
     );
     for label in &r.columns {
         let model = r
@@ -356,7 +357,7 @@ pub(crate) fn models_html(b: &mut String, r: &Report, colors: &[Swatch]) {
             let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
             let _ = write!(
                 b,
-                "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(label),
                 esc(model),
                 esc(&c.test),
@@ -364,8 +365,13 @@ pub(crate) fn models_html(b: &mut String, r: &Report, colors: &[Swatch]) {
                 opt(c.stats.rps.map(|s| s.median), &|v| thousands(v.round() as u64)),
                 opt(c.peak_threads, &|v| thousands(v.round() as u64)),
                 opt(c.peak_rss_bytes, &|v| bytes(v as u64)),
-                opt(c.rss_per_connection, &|v| format!("{:.1} KiB", v / 1024.0)),
+                opt(c.rss_per_connection, &|v| if v < 0.0 {
+                    format!("{:.1} KiB (shrank)", v / 1024.0)
+                } else {
+                    format!("{:.1} KiB", v / 1024.0)
+                }),
                 opt(c.server_cpu_cores, &|v| format!("{v:.2} cores")),
+                crate::html::flags_html(&c.flags),
             );
         }
     }

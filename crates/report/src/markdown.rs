@@ -127,7 +127,7 @@ fn write_models(out: &mut impl Write, r: &Report) -> io::Result<()> {
     }
     writeln!(
         out,
-        "Against connections: median requests/s · peak threads · peak RSS.\n"
+        "Against connections: median requests/s (with its flags) · peak threads · peak RSS.\n"
     )?;
     for t in r.tests.iter().filter(|t| t.connections.len() >= 3) {
         let conns: Vec<String> = t
@@ -150,10 +150,13 @@ fn write_models(out: &mut impl Write, r: &Report) -> io::Result<()> {
                     let Some(c) = r.cell(&t.name, n, label) else {
                         return "-".to_string();
                     };
-                    let rps = c
+                    let mut rps = c
                         .stats
                         .rps
                         .map_or("-".to_string(), |s| thousands(s.median.round() as u64));
+                    if !c.flags.is_empty() {
+                        rps = format!("{rps} {}", c.flags);
+                    }
                     let threads = c
                         .peak_threads
                         .map_or("-".to_string(), |v| thousands(v.round() as u64));

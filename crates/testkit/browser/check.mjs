@@ -209,7 +209,14 @@ try {
   if (section) {
     const element = await page.$(`section#${section}`);
     if (!element) problems.push(`no section #${section} to picture`);
-    else await element.screenshot({ path: shot });
+    else {
+      // The section's top, down to --max-height when given (its charts
+      // without the long table under them).
+      const box = await element.boundingBox();
+      const height = maxHeight > 0 ? Math.min(box.height, maxHeight) : box.height;
+      await page.screenshot({ path: shot, fullPage: true,
+        clip: { x: box.x, y: box.y, width: box.width, height } });
+    }
   } else if (maxHeight > 0) {
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.screenshot({ path: shot, fullPage: true,

@@ -319,7 +319,7 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     );
     assert!(
         md.contains("| [steady:tuned](https://example.org/steady) | Rust")
-            && md.contains("| test | 1.2 | work-stealing | tuned | (shared) |"),
+            && md.contains("| test | 1.2 | work-stealing | tuned | runtime's | (shared) |"),
         "{md}"
     );
     assert!(md.contains("failed 2/2 F"), "{md}");
