@@ -34,6 +34,12 @@ pub struct ProgressSnapshot {
 }
 
 impl Progress {
+    /// When the run started (its clock's zero), once it has: warm-up ends
+    /// `plan.warmup` later.
+    pub fn started(&self) -> Option<Instant> {
+        self.started.get().copied()
+    }
+
     pub fn snapshot(&self) -> ProgressSnapshot {
         let mut s = ProgressSnapshot {
             elapsed: self.started.get().map_or(Duration::ZERO, |t| t.elapsed()),

@@ -107,6 +107,8 @@ pub enum EngineError {
     EventLoop(#[source] std::io::Error),
     #[error("the plan is not runnable: {0}")]
     Plan(#[from] crate::plan::PlanError),
+    #[error("the idle plan is not runnable: {0}")]
+    IdlePlan(crate::idle::IdlePlanError),
     #[error("the RunControl was made for another plan (another worker count); make one with RunControl::new(&plan)")]
     ForeignControl,
     #[error("a worker thread panicked; this is a bug in netbench, please report it")]

@@ -28,6 +28,15 @@ pub struct LoadPlan {
     pub keepalive: bool,
     /// Requests written back to back on one connection before reading.
     pub pipeline: usize,
+    /// Answers after which the client closes a connection and opens a new
+    /// one (short-lived connections, K = 10 in the leading suite's profile);
+    /// `None` keeps it for as long as the server does. Keep-alive off is
+    /// `keepalive: false`, which sends `Connection: close` as ab does.
+    pub requests_per_connection: Option<u32>,
+    /// Whether a connection that ended (closed, failed or refused) is opened
+    /// again. False for a connection storm: each client connects once and
+    /// sends one request, and a refused client stays refused.
+    pub reconnect: bool,
     /// The requests, sent round-robin; never empty. Each carries its own
     /// expected answer so a server cannot answer from a cache.
     pub requests: Vec<RequestTemplate>,
@@ -57,6 +66,8 @@ pub enum PlanError {
     Timeout,
     #[error("the duration must be above zero")]
     Duration,
+    #[error("requests per connection must be at least 1")]
+    RequestsPerConnection,
 }
 
 impl LoadPlan {
@@ -87,6 +98,9 @@ impl LoadPlan {
             if !(per_second.is_finite() && per_second > 0.0 && per_second <= 1e9) {
                 return Err(PlanError::Rate);
             }
+        }
+        if self.requests_per_connection == Some(0) {
+            return Err(PlanError::RequestsPerConnection);
         }
         if self.timeout.is_zero() {
             return Err(PlanError::Timeout);

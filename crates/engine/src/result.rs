@@ -76,6 +76,10 @@ pub struct LoadResult {
     /// Connection set-up times during the measured phase.
     pub connect: LatencySummary,
     pub connects: u64,
+    /// Connects that timed out: part of `errors.connect`, whose rest were
+    /// refused (a full listen backlog, a closed port) or failed at once.
+    #[serde(default)]
+    pub connect_timeouts: u64,
     /// Bytes over the whole run, warm-up included.
     pub bytes_read: u64,
     pub bytes_written: u64,
@@ -93,6 +97,9 @@ pub struct LoadResult {
     /// The merged latency histogram, for stores that keep raw data.
     #[serde(skip)]
     pub latency_histogram: Option<Histogram<u64>>,
+    /// The merged connect-time histogram, for stores that keep raw data.
+    #[serde(skip)]
+    pub connect_histogram: Option<Histogram<u64>>,
 }
 
 impl LoadResult {

@@ -108,6 +108,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     let mut connect = LatencyHistogram::new();
     let mut errors = ErrorCounts::default();
     let (mut requests, mut connects, mut bytes_read, mut bytes_written) = (0, 0, 0, 0);
+    let mut connect_timeouts = 0;
     let mut workers = Vec::with_capacity(outcomes.len());
     let mut interrupted = false;
     let start = outcomes
@@ -126,6 +127,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         errors.merge(&o.stats.errors);
         requests += o.stats.ok;
         connects += o.stats.connects;
+        connect_timeouts += o.stats.connect_timeouts;
         bytes_read += o.stats.bytes_read;
         bytes_written += o.stats.bytes_written;
         interrupted |= o.interrupted;
@@ -198,6 +200,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         latency: latency.summary(),
         connect: connect.summary(),
         connects,
+        connect_timeouts,
         bytes_read,
         bytes_written,
         client_cpu_s: workers.iter().map(|w| w.cpu_s).sum(),
@@ -208,6 +211,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         rate,
         verdict,
         latency_histogram: Some(latency.into_inner()),
+        connect_histogram: Some(connect.into_inner()),
     }
 }
 

@@ -29,6 +29,9 @@ pub(crate) struct WorkerStats {
     pub conn_busy_len_ns: u64,
     /// Connections made during the measured phase.
     pub connects: u64,
+    /// Connects of the measured phase that timed out (a subset of the
+    /// `connect` errors: the rest were refused or failed at once).
+    pub connect_timeouts: u64,
 }
 
 impl WorkerStats {
@@ -44,6 +47,7 @@ impl WorkerStats {
             last_answer_ns: 0,
             conn_busy_len_ns: 0,
             connects: 0,
+            connect_timeouts: 0,
         }
     }
 }

@@ -73,6 +73,8 @@ struct Slot {
     served: u32,
     /// In the open-loop idle list (which may hold stale entries).
     idle_listed: bool,
+    /// Had its one connection, for a plan without reconnects.
+    spent: bool,
 }
 
 struct Worker<'a> {
@@ -128,6 +130,7 @@ impl<'a> Worker<'a> {
                 link: Link::Down,
                 served: 0,
                 idle_listed: false,
+                spent: false,
             })
             .collect();
         Ok(Worker {
@@ -282,10 +285,14 @@ impl<'a> Worker<'a> {
         Duration::from_nanos(until.saturating_sub(now))
     }
 
-    /// Starts a connection for slot `i`, unless nothing more will be sent.
+    /// Starts a connection for slot `i`, unless nothing more will be sent
+    /// or the plan gives each client one connection and this one had it.
     fn open(&mut self, i: usize, now: u64) {
-        if !self.window.may_send() {
+        if !self.window.may_send() || self.slots[i].spent {
             return;
+        }
+        if !self.shared.plan.reconnect {
+            self.slots[i].spent = true;
         }
         let registered = net::connect(self.shared.plan.addr).and_then(|mut sock| {
             self.poll.registry().register(
@@ -343,7 +350,9 @@ impl<'a> Worker<'a> {
             self.window.spend();
         }
         self.close(i);
-        self.retry.push((now + CONNECT_BACKOFF_NS, i));
+        if self.shared.plan.reconnect {
+            self.retry.push((now + CONNECT_BACKOFF_NS, i));
+        }
     }
 
     fn reconnect_due(&mut self, now: u64) {
@@ -447,7 +456,11 @@ impl<'a> Worker<'a> {
         if !matches!(slot.link, Link::Up) || slot.conn.in_flight() > 0 {
             return;
         }
-        if slot.conn.closing() || (!keepalive && slot.served > 0) {
+        let used_up = match self.shared.plan.requests_per_connection {
+            Some(k) => slot.served >= k,
+            None => !keepalive && slot.served > 0,
+        };
+        if slot.conn.closing() || used_up {
             self.close(i);
             self.open(i, now);
             return;
@@ -552,6 +565,9 @@ impl<'a> Worker<'a> {
         for i in 0..self.slots.len() {
             match self.slots[i].link {
                 Link::Connecting { since } if now.saturating_sub(since) > timeout => {
+                    if self.window.measuring() {
+                        self.stats.connect_timeouts += 1;
+                    }
                     self.connect_failed(i, now)
                 }
                 Link::Up => {

@@ -329,6 +329,12 @@ pub(crate) struct LoadArgs {
     #[arg(long)]
     pub no_keepalive: bool,
 
+    /// Close each connection after this many answers and open a new one
+    /// (short-lived connections; 1 is like --no-keepalive but the client
+    /// closes, without Connection: close).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub requests_per_connection: Option<u32>,
+
     /// Write this many requests back to back on a connection before reading
     /// the answers (HTTP/1.1 pipelining). Closed loop with keep-alive only.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]

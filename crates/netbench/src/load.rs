@@ -234,6 +234,8 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         timeout: args.timeout,
         keepalive,
         pipeline,
+        requests_per_connection: args.requests_per_connection,
+        reconnect: true,
         requests,
     };
     plan.validate()
@@ -254,6 +256,7 @@ fn how_to_fix(e: PlanError) -> &'static str {
         PlanError::Rate => "give --rate a number above 0 and at most 1e9",
         PlanError::Timeout => "give --timeout a duration above zero",
         PlanError::Duration => "give --duration a duration above zero",
+        PlanError::RequestsPerConnection => "give --requests-per-connection 1 or more",
         PlanError::NoConnections | PlanError::Workers => "check -c and -t",
         PlanError::NoRequests | PlanError::TooManyRequests | PlanError::NoPipeline => {
             "check the request options"

@@ -541,6 +541,8 @@ mod tests {
                 steal: 0.05,
                 ..Noise::default()
             }),
+            facts: None,
+            server_cpu_s: None,
         }
     }
 

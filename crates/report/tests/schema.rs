@@ -30,6 +30,8 @@ fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
         timeout: Duration::from_millis(300),
         keepalive: true,
         pipeline: 1,
+        requests_per_connection: None,
+        reconnect: true,
         requests: vec![RequestTemplate {
             bytes: build_request(&RequestParts {
                 method: "GET",

@@ -7,20 +7,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use netbench_engine::{LoadPlan, LoadResult, Pacing, RequestTemplate, RunControl, Stop, Url};
+use netbench_engine::{LoadResult, RequestTemplate, Url};
 
+use crate::kinds::{self, Measure, Outcome};
 use crate::noise::{self, Noise};
 use crate::sampler::Sampler;
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{rfc3339, CellKey, Measurement, MeasurementStatus, Sample};
-use crate::suite::{Length, Scenario};
+use crate::suite::Scenario;
 use crate::targets::Target;
 
 /// How long a fresh server may take to answer its first request, unless
 /// the caller says otherwise.
 pub const READY_WITHIN: Duration = Duration::from_secs(60);
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the caller fixed for the whole run.
 pub struct CellEnv<'a> {
@@ -62,33 +62,11 @@ fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOu
             duration_s: started.elapsed().as_secs_f64(),
             samples: Vec::new(),
             noise: None,
+            facts: None,
+            server_cpu_s: None,
         },
         result: None,
     }))
-}
-
-fn plan_for(
-    addr: SocketAddr,
-    scenario: &Scenario,
-    connections: u32,
-    requests: Vec<RequestTemplate>,
-    workers: usize,
-) -> LoadPlan {
-    LoadPlan {
-        addr,
-        connections: connections as usize,
-        workers: workers.clamp(1, connections as usize),
-        stop: match scenario.length {
-            Length::Duration(d) => Stop::After(d),
-            Length::Requests(n) => Stop::Count(n),
-        },
-        pacing: Pacing::Closed,
-        warmup: scenario.warmup,
-        timeout: REQUEST_TIMEOUT,
-        keepalive: scenario.keepalive,
-        pipeline: 1,
-        requests,
-    }
 }
 
 /// The requests of a scenario, for a server at `addr`.
@@ -134,42 +112,43 @@ pub fn run_cell(
         port: addr.port(),
         path: "/".to_string(),
     };
-    let plan = plan_for(
-        addr,
-        scenario,
-        key.connections,
-        requests(&url),
-        env.client_workers,
-    );
-    let control = RunControl::new(&plan);
     // The machine-speed control: the same fixed work on the server's and
     // the client's CPUs (this thread is pinned to the client's) before and
     // after the cell.
     let probes_before = (noise::probe(env.server_cpus), noise::probe(None));
     let load = noise::LoadWindow::start(Some(server.pid()));
     let sampler = Sampler::start(server.pid(), SAMPLE_EVERY);
+    // Set by the run's cancel or the suite's per-cell time limit, whichever
+    // comes first; every engine run of the cell watches it.
+    let cell_cancel = Arc::new(AtomicBool::new(false));
+    let measure = Measure {
+        addr,
+        pgid: server.pid(),
+        cancel: &cell_cancel,
+        workers: env.client_workers,
+        requests: requests(&url),
+        epoch: sampler.started(),
+    };
     let done = AtomicBool::new(false);
     let mut timed_out = false;
-    let result = std::thread::scope(|scope| {
-        // The engine stops on the run's cancel or on the suite's per-cell
-        // time limit, whichever comes first.
+    let outcome = std::thread::scope(|scope| {
         let watchdog = scope.spawn(|| {
             let began = Instant::now();
             while !done.load(Ordering::Relaxed) {
                 if env.cancel.load(Ordering::Relaxed) {
-                    control.cancel.store(true, Ordering::Relaxed);
+                    cell_cancel.store(true, Ordering::Relaxed);
                 } else if began.elapsed() > env.cell_timeout {
-                    control.cancel.store(true, Ordering::Relaxed);
+                    cell_cancel.store(true, Ordering::Relaxed);
                     return true;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
             false
         });
-        let result = netbench_engine::run(&plan, &control);
+        let outcome = kinds::measure_cell(scenario, key.connections, &measure);
         done.store(true, Ordering::Relaxed);
         timed_out = watchdog.join().unwrap_or(false);
-        result
+        outcome
     });
     let samples = sampler.stop();
     let load = load.and_then(noise::LoadWindow::finish);
@@ -178,13 +157,29 @@ pub fn run_cell(
     let tail = server.log_tail();
     server.stop(Duration::from_secs(5));
 
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => return failed(key, format!("the load could not run: {e}"), started, at),
-    };
     if env.cancel.load(Ordering::Relaxed) {
         return CellOutcome::Interrupted;
     }
+    let measured = match outcome {
+        Ok(Outcome::Done(m)) => m,
+        Ok(Outcome::Idle {
+            mut measured,
+            result,
+            hold,
+            heartbeat,
+        }) => {
+            measured.facts = Some(kinds::idle_facts(&result, &samples, hold, heartbeat));
+            measured
+        }
+        Err(e) if !timed_out => return failed(key, e, started, at),
+        Err(_) => {
+            let why = format!(
+                "still running after the suite's cell_timeout of {:?}",
+                env.cell_timeout
+            );
+            return failed(key, why, started, at);
+        }
+    };
     if let Some(status) = crashed {
         let why = format!(
             "the server exited during the measurement ({status}); its last output:\n{}",
@@ -193,22 +188,23 @@ pub fn run_cell(
         return failed(key, why, started, at);
     }
     if timed_out {
+        let answers = measured.result.as_ref().map_or(0, |r| r.requests);
         let why = format!(
-            "still running after the suite's cell_timeout of {:?}; {} answers by then",
-            env.cell_timeout, result.requests
+            "still running after the suite's cell_timeout of {:?}; {answers} answers by then",
+            env.cell_timeout
         );
         return failed(key, why, started, at);
     }
-    let warmup_s = scenario.warmup.as_secs_f64();
+    let from_s = measured.keep_samples_from_s;
     let rows = samples
         .iter()
-        .filter(|s| s.t_s + 1e-3 >= warmup_s)
+        .filter(|s| s.t_s + 1e-3 >= from_s)
         .map(|s| Sample {
-            t_s: s.t_s - warmup_s,
+            t_s: s.t_s - from_s,
             ..*s
         })
         .collect();
-    let histogram = result.latency_histogram.as_ref().and_then(|h| {
+    let histogram = measured.histogram.as_ref().and_then(|h| {
         let mut out = Vec::new();
         hdrhistogram::serialization::Serializer::serialize(
             &mut hdrhistogram::serialization::V2Serializer::new(),
@@ -223,17 +219,19 @@ pub fn run_cell(
         key,
         status: MeasurementStatus::Ok,
         failure: None,
-        result_json: serde_json::to_string(&result).ok(),
+        result_json: Some(measured.result_json),
         histogram,
-        client_bound: result.verdict.client_bound,
+        client_bound: measured.client_bound,
         started_at: rfc3339(at),
-        duration_s: result.duration_s,
+        duration_s: measured.duration_s,
         samples: rows,
         noise: measured_noise(probes_before, probes_after, load, busy_before, quiet_wait),
+        facts: measured.facts,
+        server_cpu_s: measured.server_cpu_s,
     };
     CellOutcome::Done(Box::new(Measured {
         record,
-        result: Some(result),
+        result: measured.result,
     }))
 }
 

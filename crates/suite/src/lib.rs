@@ -7,6 +7,7 @@ mod adaptive;
 pub mod allocator;
 mod cell;
 pub mod environment;
+pub mod kinds;
 mod logs;
 mod manifest;
 pub mod noise;

@@ -181,19 +181,22 @@ fn cells<'a>(
 ) -> impl Iterator<Item = PlannedCell<'a>> + 'a {
     rounds.into_iter().flat_map(move |repetition| {
         suite.scenarios.iter().flat_map(move |scenario| {
-            scenario.connections.iter().flat_map(move |&connections| {
-                targets.iter().map(move |&target| PlannedCell {
-                    key: CellKey {
-                        server: target.manifest.name.clone(),
-                        variant: target.variant.clone(),
-                        scenario: scenario.name.clone(),
-                        connections,
-                        repetition,
-                    },
-                    target,
-                    scenario,
+            scenario
+                .cell_counts()
+                .into_iter()
+                .flat_map(move |connections| {
+                    targets.iter().map(move |&target| PlannedCell {
+                        key: CellKey {
+                            server: target.manifest.name.clone(),
+                            variant: target.variant.clone(),
+                            scenario: scenario.name.clone(),
+                            connections,
+                            repetition,
+                        },
+                        target,
+                        scenario,
+                    })
                 })
-            })
         })
     })
 }
@@ -523,7 +526,7 @@ fn measure(
         key: &cell.key,
     });
     let s = cell.scenario;
-    let requests = requests_for(s.endpoint, s.keepalive, s.work_documents, work_seed);
+    let requests = requests_for(s.endpoint, s.sends_keepalive(), s.work_documents, work_seed);
     match run_cell(env, cell.target, s, cell.key.clone(), &requests) {
         CellOutcome::Interrupted => return Ok(false),
         CellOutcome::Done(done) => {

@@ -252,6 +252,7 @@ fn page_size() -> u64 {
 pub struct Sampler {
     stop: Sender<()>,
     thread: JoinHandle<Vec<Sample>>,
+    started: Instant,
 }
 
 impl Sampler {
@@ -261,17 +262,27 @@ impl Sampler {
     pub fn start(pgid: i32, every: Duration) -> Sampler {
         let (stop, stopped) = mpsc::channel();
         let every = every.max(MIN_EVERY);
+        let started = Instant::now();
         let thread = thread::Builder::new()
             .name(format!("sampler-{pgid}"))
-            .spawn(move || run(pgid, every, stopped))
+            .spawn(move || run(pgid, every, started, stopped))
             .expect("cannot start the sampler thread");
-        Sampler { stop, thread }
+        Sampler {
+            stop,
+            thread,
+            started,
+        }
+    }
+
+    /// The instant sample times (`t_s`) count from.
+    pub fn started(&self) -> Instant {
+        self.started
     }
 
     /// Stops sampling and returns the samples in time order, the last one
     /// taken now.
     pub fn stop(self) -> Vec<Sample> {
-        let Sampler { stop, thread } = self;
+        let Sampler { stop, thread, .. } = self;
         let _ = stop.send(());
         thread
             .join()
@@ -279,8 +290,7 @@ impl Sampler {
     }
 }
 
-fn run(pgid: i32, mut every: Duration, stopped: Receiver<()>) -> Vec<Sample> {
-    let started = Instant::now();
+fn run(pgid: i32, mut every: Duration, started: Instant, stopped: Receiver<()>) -> Vec<Sample> {
     let take = || {
         let t_s = started.elapsed().as_secs_f64();
         // An error here is /proc itself failing; a gap in the series says so

@@ -312,9 +312,10 @@ impl Store {
                                            status, failure, result, histogram, client_bound,
                                            started_at, duration_s, probe_server_ns, probe_client_ns,
                                            probe_drift, steal, other_busy_cores,
-                                           other_busy_before_cores, quiet_wait_s)
+                                           other_busy_before_cores, quiet_wait_s, facts,
+                                           server_cpu_s)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                         ?18, ?19, ?20)
+                         ?18, ?19, ?20, ?21, ?22)
                  ON CONFLICT (run_id, server, variant, scenario, connections, repetition) DO UPDATE SET
                      status = excluded.status,
                      failure = excluded.failure,
@@ -329,7 +330,9 @@ impl Store {
                      steal = excluded.steal,
                      other_busy_cores = excluded.other_busy_cores,
                      other_busy_before_cores = excluded.other_busy_before_cores,
-                     quiet_wait_s = excluded.quiet_wait_s
+                     quiet_wait_s = excluded.quiet_wait_s,
+                     facts = excluded.facts,
+                     server_cpu_s = excluded.server_cpu_s
                  RETURNING id",
                 params![
                     run,
@@ -352,6 +355,10 @@ impl Store {
                     m.noise.map(|n| n.other_busy_cores),
                     m.noise.map(|n| n.other_busy_before_cores),
                     m.noise.map(|n| n.quiet_wait_s),
+                    m.facts
+                        .as_ref()
+                        .and_then(|f| serde_json::to_string(f).ok()),
+                    m.server_cpu_s,
                 ],
                 |row| row.get(0),
             )
@@ -497,7 +504,7 @@ impl Store {
                 "SELECT id, server, variant, scenario, connections, repetition, status, failure,
                         result, histogram, client_bound, started_at, duration_s,
                         probe_server_ns, probe_client_ns, probe_drift, steal, other_busy_cores,
-                        other_busy_before_cores, quiet_wait_s
+                        other_busy_before_cores, quiet_wait_s, facts, server_cpu_s
                  FROM measurements WHERE run_id = ?1
                  ORDER BY server, variant, scenario, connections, repetition",
             )
@@ -522,6 +529,12 @@ impl Store {
                     duration_s: row.get(12)?,
                     samples: Vec::new(),
                     noise: read_noise(row, 13)?,
+                    // Facts this code cannot read (a newer kind) are left
+                    // out rather than failing the whole run's report.
+                    facts: row
+                        .get::<_, Option<String>>(20)?
+                        .and_then(|j| serde_json::from_str(&j).ok()),
+                    server_cpu_s: row.get(21)?,
                 })
             })
             .map_err(&failed)?

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::adaptive::Adaptive;
+use crate::kinds::{Kind, RawKind};
 
 /// Repetitions given in place of a suite file's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,6 +56,40 @@ pub struct Scenario {
     pub keepalive: bool,
     /// Distinct generated documents for the work endpoint.
     pub work_documents: usize,
+    /// What the scenario measures (`kind = "idle"`, ...; throughput when
+    /// not given).
+    pub kind: Kind,
+}
+
+impl Scenario {
+    /// Whether its requests ask for keep-alive: not with `keepalive =
+    /// false`, keep-alive off (short-lived with K = 1) or a storm, whose
+    /// clients send one request each.
+    pub fn sends_keepalive(&self) -> bool {
+        self.keepalive
+            && !matches!(
+                self.kind,
+                Kind::Storm
+                    | Kind::ShortLived {
+                        requests_per_connection: 1
+                    }
+            )
+    }
+
+    /// The connection count of each of the scenario's cells: one cell per
+    /// count, or one cell at the largest for a kind that steps through them
+    /// all on one server (idle).
+    pub fn cell_counts(&self) -> Vec<u32> {
+        if self.kind.one_cell_for_all_counts() {
+            self.connections
+                .iter()
+                .max()
+                .map(|&m| vec![m])
+                .unwrap_or_default()
+        } else {
+            self.connections.clone()
+        }
+    }
 }
 
 /// Which CPUs the server and the client run on.
@@ -184,6 +219,23 @@ struct RawScenario {
     keepalive: bool,
     #[serde(default)]
     work_documents: Option<usize>,
+    // The scenario kinds' fields (crates/suite/src/kinds).
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    hold: Option<String>,
+    #[serde(default)]
+    heartbeat: Option<String>,
+    #[serde(default)]
+    requests_per_connection: Option<u32>,
+    #[serde(default)]
+    steps: Option<Vec<f64>>,
+    #[serde(default)]
+    slo_p99: Option<String>,
+    #[serde(default)]
+    rate: Option<f64>,
+    #[serde(default)]
+    pipeline: Option<u32>,
 }
 
 fn yes() -> bool {
@@ -321,6 +373,32 @@ impl Suite {
             if scenarios.iter().any(|o: &Scenario| o.name == s.name) {
                 return Err(ctx("the name is used twice"));
             }
+            let kind = RawKind {
+                kind: s.kind.clone(),
+                hold: s.hold.clone(),
+                heartbeat: s.heartbeat.clone(),
+                requests_per_connection: s.requests_per_connection,
+                steps: s.steps.clone(),
+                slo_p99: s.slo_p99.clone(),
+                rate: s.rate,
+                pipeline: s.pipeline,
+            }
+            .resolve(|field, v| {
+                parse_duration(v).map_err(|e| format!("`{field} = \"{v}\"` is not a duration: {e}"))
+            })
+            .map_err(|m| ctx(&m))?;
+            if !matches!(kind, Kind::Throughput) && s.requests.is_some() {
+                return Err(ctx(&format!(
+                    "`requests` goes with kind = \"throughput\" only; kind = \"{}\" is timed",
+                    kind.name()
+                )));
+            }
+            if matches!(kind, Kind::Pipelined { .. } | Kind::ShortLived { .. }) && !s.keepalive {
+                return Err(ctx(&format!(
+                    "kind = \"{}\" sets keep-alive itself; drop `keepalive = false`",
+                    kind.name()
+                )));
+            }
             scenarios.push(Scenario {
                 name: s.name.clone(),
                 endpoint: s.endpoint,
@@ -329,6 +407,7 @@ impl Suite {
                 warmup: duration("warmup", &s.warmup, Duration::ZERO)?,
                 keepalive: s.keepalive,
                 work_documents: s.work_documents.unwrap_or(1000).max(1),
+                kind,
             });
         }
         let placement = match raw.placement {
@@ -484,15 +563,17 @@ impl Suite {
             let Length::Duration(d) = s.length else {
                 return None;
             };
-            let one = s.warmup + d + self.cooldown + START_ALLOWANCE;
-            round += one * s.connections.len() as u32;
+            let one = s.kind.cell_time(s.warmup + d, s.connections.len())
+                + self.cooldown
+                + START_ALLOWANCE;
+            round += one * s.cell_counts().len() as u32;
         }
         Some(round.mul_f64(cells as f64 / per_round as f64))
     }
 
     /// Measurements per repetition round and server variant.
     pub fn cells_per_round(&self) -> usize {
-        self.scenarios.iter().map(|s| s.connections.len()).sum()
+        self.scenarios.iter().map(|s| s.cell_counts().len()).sum()
     }
 }
 

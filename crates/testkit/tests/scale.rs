@@ -49,6 +49,8 @@ fn ten_thousand_connections() {
         timeout: Duration::from_secs(10),
         keepalive: true,
         pipeline: 1,
+        requests_per_connection: None,
+        reconnect: true,
         // The test server answers 200 text/plain "OK" on every path.
         requests: vec![netbench_contract::blank_request(&url, true)],
     };

@@ -39,6 +39,8 @@ pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) 
         timeout: Duration::from_secs(5),
         keepalive: true,
         pipeline: 1,
+        requests_per_connection: None,
+        reconnect: true,
         requests: vec![ok_request(true)],
     }
 }

@@ -190,6 +190,12 @@ pub struct Measurement {
     /// The machine-speed control and the noise around the cell; None for
     /// a failed cell and for measurements made before they were kept.
     pub noise: Option<Noise>,
+    /// What the scenario's kind measured beyond the engine result (None for
+    /// throughput, and for measurements stored before kinds).
+    pub facts: Option<crate::kinds::Facts>,
+    /// The server's process-tree CPU seconds over the measured window (None
+    /// before schema 5, or when /proc could not be read).
+    pub server_cpu_s: Option<f64>,
 }
 
 /// A line of the list of runs.

@@ -116,6 +116,14 @@ ALTER TABLE runs ADD COLUMN adaptive_budget_s REAL;
 ALTER TABLE servers ADD COLUMN allocator TEXT
     CHECK (allocator IS NULL OR allocator IN ('glibc', 'jemalloc', 'mimalloc', 'tcmalloc'));
 "#,
+    // 5: scenario kinds beyond throughput (crates/suite/src/kinds): each
+    // measurement's kind-specific facts as tagged JSON, and the server's
+    // process-tree CPU over the measured window, read at its edges.
+    r#"
+ALTER TABLE measurements ADD COLUMN facts TEXT
+    CHECK (facts IS NULL OR (json_valid(facts) AND json_type(facts, '$.kind') = 'text'));
+ALTER TABLE measurements ADD COLUMN server_cpu_s REAL CHECK (server_cpu_s IS NULL OR server_cpu_s >= 0);
+"#,
 ];
 
 /// The schema version this code reads and writes.

@@ -102,6 +102,12 @@ fn ok(key: CellKey, samples: usize) -> Measurement {
             other_busy_before_cores: 0.4,
             quiet_wait_s: 1.25,
         }),
+        facts: Some(crate::kinds::Facts::ShortLived(
+            crate::kinds::ShortLivedFacts {
+                requests_per_connection: 10,
+            },
+        )),
+        server_cpu_s: Some(1.5),
     }
 }
 
@@ -118,6 +124,8 @@ fn failed(key: CellKey, why: &str) -> Measurement {
         duration_s: 0.5,
         samples: Vec::new(),
         noise: None,
+        facts: None,
+        server_cpu_s: None,
     }
 }
 

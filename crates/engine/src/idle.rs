@@ -1,0 +1,462 @@
+//! The idle scenario's loop: opens connections in steps (100, then 1,000,
+//! ...), gets one checked answer on each, then holds them all open and silent
+//! (or with a heartbeat) while the caller samples the server. One thread and
+//! no pacing: idle connections cost the client next to nothing to watch, and
+//! the caller's sampler, not this loop, is what measures.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use serde::{Deserialize, Serialize};
+
+use crate::clock::{ns, Clock};
+use crate::conn::{AnswerSink, Conn, InFlight, ReadOutcome};
+use crate::cpu::thread_cpu;
+use crate::error::{EngineError, ErrorCounts, ErrorKind};
+use crate::histogram::LatencyHistogram;
+use crate::limits::raise_fd_limit;
+use crate::net;
+use crate::plan::RequestTemplate;
+use crate::result::LatencySummary;
+
+/// How often the loop looks at the clock, the cancel flag and the timeouts
+/// while nothing happens: idle connections need no finer watch.
+const TICK: Duration = Duration::from_millis(20);
+/// Reads in a row on one readiness event before a connection that never
+/// stops sending is failed: an idle server has nothing to stream.
+const MAX_READ_TURNS: usize = 16;
+
+/// An idle run, resolved.
+#[derive(Debug, Clone)]
+pub struct IdlePlan {
+    pub addr: SocketAddr,
+    /// Connection counts to reach, in ascending order: each level is opened,
+    /// then held, before the next adds its connections.
+    pub levels: Vec<usize>,
+    /// How long each level is held open.
+    pub hold: Duration,
+    /// One request per connection this often while held (keep-alive upkeep);
+    /// `None` keeps them silent.
+    pub heartbeat: Option<Duration>,
+    /// A connect or an answer that takes longer fails as a timeout.
+    pub timeout: Duration,
+    /// The request sent on each connection (keep-alive), with its check.
+    pub request: RequestTemplate,
+}
+
+/// Why an idle plan cannot run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdlePlanError {
+    #[error("give at least one connection level, each at least 1, in ascending order")]
+    Levels,
+    #[error("the hold and the timeout must be above zero")]
+    Zero,
+    #[error("the heartbeat must be above zero")]
+    Heartbeat,
+}
+
+impl IdlePlan {
+    pub fn validate(&self) -> Result<(), IdlePlanError> {
+        if self.levels.is_empty()
+            || self.levels[0] == 0
+            || self.levels.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(IdlePlanError::Levels);
+        }
+        if self.hold.is_zero() || self.timeout.is_zero() {
+            return Err(IdlePlanError::Zero);
+        }
+        if self.heartbeat.is_some_and(|h| h.is_zero()) {
+            return Err(IdlePlanError::Heartbeat);
+        }
+        Ok(())
+    }
+}
+
+/// One level of an idle run. Times are seconds since the `epoch` the caller
+/// gave, so they line up with its own samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleLevel {
+    /// Connections asked for at this level (all levels so far).
+    pub connections: usize,
+    /// Connections open, each with its first answer in, when the hold began.
+    pub open: usize,
+    /// Connections of this level whose connect or first request failed.
+    pub failed: usize,
+    /// From the first new connect to the last first answer of this level.
+    pub open_s: f64,
+    pub hold_from_s: f64,
+    pub hold_to_s: f64,
+    /// Connections the server closed while they were held.
+    pub closed_by_server: usize,
+    pub heartbeats: u64,
+    pub heartbeat_errors: u64,
+    /// This thread's CPU time over the level, opening and hold.
+    pub client_cpu_s: f64,
+}
+
+/// What an idle run saw.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdleResult {
+    /// Ended early by a cancel: the levels cover the time run.
+    pub interrupted: bool,
+    pub levels: Vec<IdleLevel>,
+    /// Failed connects and first requests, by kind (heartbeats not included).
+    pub errors: ErrorCounts,
+    /// Connect times of every level.
+    pub connect: LatencySummary,
+    /// From sending each connection's first request to its answer.
+    pub first_answer: LatencySummary,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    Connecting {
+        since: u64,
+    },
+    /// A request is out: the first one, or a heartbeat.
+    Waiting {
+        first: bool,
+    },
+    Idle {
+        next_beat: u64,
+    },
+    Closed,
+}
+
+struct Slot {
+    sock: Option<TcpStream>,
+    conn: Conn,
+    state: State,
+}
+
+/// Collects the one answer a slot waits for.
+#[derive(Default)]
+struct OneAnswer {
+    outcome: Option<(Result<(), ErrorKind>, u64, u64)>,
+}
+
+impl AnswerSink for OneAnswer {
+    fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64) {
+        self.outcome = Some((outcome, req.sent_ns, now));
+    }
+}
+
+struct Idle<'a> {
+    plan: &'a IdlePlan,
+    clock: Clock,
+    poll: Poll,
+    slots: Vec<Slot>,
+    scratch: Box<[u8]>,
+    errors: ErrorCounts,
+    connect: LatencyHistogram,
+    first_answer: LatencyHistogram,
+    /// Per level, reset when it starts.
+    failed: usize,
+    holding: bool,
+    closed_by_server: usize,
+    heartbeats: u64,
+    heartbeat_errors: u64,
+}
+
+/// Runs the plan's levels one after the other, or until `cancel` is set.
+/// `epoch` is the instant the result's times count from.
+pub fn run_idle(
+    plan: &IdlePlan,
+    epoch: Instant,
+    cancel: &AtomicBool,
+) -> Result<IdleResult, EngineError> {
+    plan.validate().map_err(EngineError::IdlePlan)?;
+    let most = *plan.levels.last().unwrap_or(&1);
+    raise_fd_limit(most)?;
+    let mut idle = Idle {
+        plan,
+        clock: Clock::new(epoch),
+        poll: Poll::new().map_err(EngineError::EventLoop)?,
+        slots: Vec::with_capacity(most),
+        scratch: vec![0u8; 64 * 1024].into_boxed_slice(),
+        errors: ErrorCounts::default(),
+        connect: LatencyHistogram::new(),
+        first_answer: LatencyHistogram::new(),
+        failed: 0,
+        holding: false,
+        closed_by_server: 0,
+        heartbeats: 0,
+        heartbeat_errors: 0,
+    };
+    let mut levels = Vec::with_capacity(plan.levels.len());
+    let mut interrupted = false;
+    let mut events = Events::with_capacity(1024);
+    for &target in &plan.levels {
+        let cpu_before = thread_cpu();
+        idle.failed = 0;
+        idle.closed_by_server = 0;
+        idle.heartbeats = 0;
+        idle.heartbeat_errors = 0;
+        idle.holding = false;
+        let started = idle.clock.now();
+        let first_new = idle.slots.len();
+        for i in first_new..target {
+            idle.open(i, started);
+        }
+        // Opening: until every new connection has its first answer or failed.
+        while idle.slots[first_new..].iter().any(|s| {
+            matches!(
+                s.state,
+                State::Connecting { .. } | State::Waiting { first: true }
+            )
+        }) {
+            if cancel.load(Ordering::Relaxed) {
+                interrupted = true;
+                break;
+            }
+            idle.turn(&mut events)?;
+        }
+        let opened = idle.clock.now();
+        let open = idle
+            .slots
+            .iter()
+            .filter(|s| matches!(s.state, State::Idle { .. } | State::Waiting { .. }))
+            .count();
+        // Holding: silent, or a heartbeat per connection.
+        idle.holding = true;
+        let hold_to = opened + ns(plan.hold);
+        while !interrupted && idle.clock.now() < hold_to {
+            if cancel.load(Ordering::Relaxed) {
+                interrupted = true;
+                break;
+            }
+            idle.turn(&mut events)?;
+        }
+        let ended = idle.clock.now();
+        levels.push(IdleLevel {
+            connections: target,
+            open,
+            failed: idle.failed,
+            open_s: (opened - started) as f64 / 1e9,
+            hold_from_s: opened as f64 / 1e9,
+            hold_to_s: ended as f64 / 1e9,
+            closed_by_server: idle.closed_by_server,
+            heartbeats: idle.heartbeats,
+            heartbeat_errors: idle.heartbeat_errors,
+            client_cpu_s: thread_cpu().saturating_sub(cpu_before).as_secs_f64(),
+        });
+        if interrupted {
+            break;
+        }
+    }
+    Ok(IdleResult {
+        interrupted,
+        levels,
+        errors: idle.errors,
+        connect: idle.connect.summary(),
+        first_answer: idle.first_answer.summary(),
+    })
+}
+
+impl Idle<'_> {
+    fn open(&mut self, i: usize, now: u64) {
+        let registered = net::connect(self.plan.addr).and_then(|mut sock| {
+            self.poll.registry().register(
+                &mut sock,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+            Ok(sock)
+        });
+        let (sock, state) = match registered {
+            Ok(sock) => (Some(sock), State::Connecting { since: now }),
+            Err(_) => {
+                self.errors.add(ErrorKind::Connect);
+                self.failed += 1;
+                (None, State::Closed)
+            }
+        };
+        self.slots.push(Slot {
+            sock,
+            conn: Conn::new(1),
+            state,
+        });
+    }
+
+    /// One wait for events, then what is due: timeouts and heartbeats.
+    fn turn(&mut self, events: &mut Events) -> Result<(), EngineError> {
+        match self.poll.poll(events, Some(TICK)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(EngineError::EventLoop(e)),
+        }
+        for event in events.iter() {
+            let i = event.token().0;
+            match self.slots[i].state {
+                State::Connecting { since } => {
+                    if event.is_writable() || event.is_error() || event.is_read_closed() {
+                        self.on_connect(i, since);
+                    }
+                }
+                State::Waiting { .. } | State::Idle { .. } => {
+                    if event.is_readable() || event.is_read_closed() || event.is_error() {
+                        self.on_read(i, event.is_read_closed() || event.is_error());
+                    }
+                }
+                State::Closed => {}
+            }
+        }
+        self.due();
+        Ok(())
+    }
+
+    fn on_connect(&mut self, i: usize, since: u64) {
+        let now = self.clock.now();
+        let Some(sock) = self.slots[i].sock.as_ref() else {
+            return;
+        };
+        let ok = matches!(sock.take_error(), Ok(None));
+        match sock.peer_addr() {
+            Ok(_) if ok => {}
+            Err(e) if ok && e.kind() == std::io::ErrorKind::NotConnected => return,
+            _ => return self.first_failed(i, ErrorKind::Connect),
+        }
+        self.connect.record(now - since);
+        self.send(i, true, now);
+    }
+
+    fn send(&mut self, i: usize, first: bool, now: u64) {
+        let req = InFlight {
+            template: 0,
+            intended_ns: now,
+            sent_ns: now,
+            measured: true,
+        };
+        let slot = &mut self.slots[i];
+        slot.conn.enqueue(req, &self.plan.request.bytes);
+        slot.state = State::Waiting { first };
+        let Some(sock) = slot.sock.as_mut() else {
+            return;
+        };
+        // Requests are small: one write takes them whole on a fresh socket.
+        if slot.conn.flush(sock).is_err() {
+            self.ended(i, Err(ErrorKind::Write));
+        }
+    }
+
+    fn on_read(&mut self, i: usize, peer_closed: bool) {
+        let templates = std::slice::from_ref(&self.plan.request);
+        for _ in 0..MAX_READ_TURNS {
+            let now = self.clock.now();
+            let slot = &mut self.slots[i];
+            let Some(sock) = slot.sock.as_mut() else {
+                return;
+            };
+            let mut sink = OneAnswer::default();
+            let mut read = 0;
+            let outcome = slot.conn.on_readable(
+                sock,
+                peer_closed,
+                &mut self.scratch,
+                templates,
+                now,
+                &mut sink,
+                &mut read,
+            );
+            if let Some((answer, sent, at)) = sink.outcome {
+                if let State::Waiting { first: true } = slot.state {
+                    if answer.is_ok() {
+                        self.first_answer.record(at.saturating_sub(sent));
+                    }
+                }
+                self.ended(i, answer);
+            }
+            match outcome {
+                ReadOutcome::Open => return,
+                ReadOutcome::More => continue,
+                ReadOutcome::Eof => return self.ended(i, Err(ErrorKind::ClosedEarly)),
+                ReadOutcome::Failed(kind) => return self.ended(i, Err(kind)),
+            }
+        }
+        self.ended(i, Err(ErrorKind::Malformed));
+    }
+
+    /// A request on slot `i` ended, or the connection did (`Err` with no
+    /// request out: the server closed an idle connection, or sent bytes
+    /// nobody asked for).
+    fn ended(&mut self, i: usize, outcome: Result<(), ErrorKind>) {
+        let now = self.clock.now();
+        match (self.slots[i].state, outcome) {
+            (State::Closed, _) => {}
+            (State::Waiting { first: true }, Ok(())) => self.idle_until_beat(i, now),
+            (State::Waiting { first: true }, Err(kind)) => self.first_failed(i, kind),
+            (State::Waiting { first: false }, Ok(())) => {
+                self.heartbeats += 1;
+                self.idle_until_beat(i, now);
+            }
+            (State::Waiting { first: false }, Err(_)) => {
+                self.heartbeat_errors += 1;
+                self.close(i);
+            }
+            (State::Idle { .. }, Err(ErrorKind::ClosedEarly)) => {
+                if self.holding {
+                    self.closed_by_server += 1;
+                }
+                self.close(i);
+            }
+            (State::Idle { .. }, _) | (State::Connecting { .. }, _) => self.close(i),
+        }
+    }
+
+    fn idle_until_beat(&mut self, i: usize, now: u64) {
+        if self.slots[i].conn.closing() {
+            // The server said it closes after this answer: it cannot be held.
+            if self.holding {
+                self.closed_by_server += 1;
+            }
+            return self.close(i);
+        }
+        let next_beat = self
+            .plan
+            .heartbeat
+            .map_or(u64::MAX, |h| now.saturating_add(ns(h)));
+        self.slots[i].state = State::Idle { next_beat };
+    }
+
+    fn first_failed(&mut self, i: usize, kind: ErrorKind) {
+        self.errors.add(kind);
+        self.failed += 1;
+        self.close(i);
+    }
+
+    fn close(&mut self, i: usize) {
+        let slot = &mut self.slots[i];
+        let mut drop_all = OneAnswer::default();
+        slot.conn.fail_all(ErrorKind::ClosedEarly, 0, &mut drop_all);
+        slot.sock = None;
+        slot.state = State::Closed;
+    }
+
+    /// Timeouts of connects and answers, and heartbeats that are due.
+    fn due(&mut self) {
+        let now = self.clock.now();
+        let timeout = ns(self.plan.timeout);
+        for i in 0..self.slots.len() {
+            match self.slots[i].state {
+                State::Connecting { since } if now.saturating_sub(since) > timeout => {
+                    self.first_failed(i, ErrorKind::Connect)
+                }
+                State::Waiting { .. } => {
+                    if let Some(sent) = self.slots[i].conn.oldest_sent() {
+                        if now.saturating_sub(sent) > timeout {
+                            self.ended(i, Err(ErrorKind::Timeout));
+                        }
+                    }
+                }
+                State::Idle { next_beat } if self.holding && now >= next_beat => {
+                    self.send(i, false, now)
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The storm kind: every client connects at once and sends one request
+//! (an engine plan without reconnects), with what the kernel says about the
+//! server's listen queue before and during it.
+
+use std::time::Duration;
+
+use netbench_engine::{ErrorKind, LoadPlan, Pacing, Stop};
+
+use super::engine_run::{from_result, measure_plan, Measure, Measured};
+use super::facts::{Facts, StormFacts};
+
+/// A connect or answer slower than this fails: long enough for the SYN
+/// retransmits (after 1 s and 3 s) that a full listen queue causes.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+pub(crate) fn measure_storm(clients: u32, m: &Measure<'_>) -> Result<Measured, String> {
+    let plan = LoadPlan {
+        addr: m.addr,
+        connections: clients as usize,
+        workers: m.workers.clamp(1, clients as usize),
+        stop: Stop::Count(u64::from(clients)),
+        pacing: Pacing::Closed,
+        warmup: Duration::ZERO,
+        timeout: TIMEOUT,
+        keepalive: false,
+        pipeline: 1,
+        requests_per_connection: None,
+        reconnect: false,
+        requests: m.requests.clone(),
+    };
+    let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    let listen_backlog = listen_backlog(m.addr.port());
+    let before = listen_counters();
+    let (result, cpu, from) = measure_plan(&plan, m)?;
+    let after = listen_counters();
+    let connect_errors = result.errors.get(ErrorKind::Connect);
+    let facts = StormFacts {
+        clients,
+        answered: result.requests,
+        refused: connect_errors.saturating_sub(result.connect_timeouts),
+        connect_timeouts: result.connect_timeouts,
+        other_errors: result.errors.total() - connect_errors,
+        all_done_s: result.duration_s,
+        connects_per_s: if result.duration_s > 0.0 {
+            result.connects as f64 / result.duration_s
+        } else {
+            0.0
+        },
+        connect: result.connect,
+        somaxconn,
+        listen_backlog,
+        listen_overflows: before.zip(after).map(|(a, b)| b.0.saturating_sub(a.0)),
+        listen_drops: before.zip(after).map(|(a, b)| b.1.saturating_sub(a.1)),
+        client_bound: result.verdict.client_bound,
+    };
+    Ok(from_result(result, cpu, from, Some(Facts::Storm(facts))))
+}
+
+/// The listen backlog the kernel holds for the sockets listening on `port`
+/// (summed over SO_REUSEPORT listeners), from `ss`: the Send-Q of a
+/// listening socket is its backlog. None when ss is missing or finds none.
+fn listen_backlog(port: u16) -> Option<u32> {
+    let out = std::process::Command::new("ss")
+        .args(["-Hltn", &format!("sport = :{port}")])
+        .output()
+        .ok()?;
+    parse_backlogs(&String::from_utf8_lossy(&out.stdout))
+}
+
+fn parse_backlogs(text: &str) -> Option<u32> {
+    let backlogs: Vec<u32> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .collect();
+    (!backlogs.is_empty()).then(|| backlogs.iter().sum())
+}
+
+/// The machine's TCP ListenOverflows and ListenDrops counters.
+fn listen_counters() -> Option<(u64, u64)> {
+    parse_netstat(&std::fs::read_to_string("/proc/net/netstat").ok()?)
+}
+
+fn parse_netstat(text: &str) -> Option<(u64, u64)> {
+    let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
+    let names: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let values: Vec<&str> = lines.next()?.split_whitespace().collect();
+    let get = |name: &str| -> Option<u64> {
+        let i = names.iter().position(|n| *n == name)?;
+        values.get(i)?.parse().ok()
+    };
+    Some((get("ListenOverflows")?, get("ListenDrops")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_backlogs_and_listen_counters() {
+        let ss = "LISTEN 0      4096       127.0.0.1:8080      0.0.0.0:*\n\
+                  LISTEN 0      511        127.0.0.1:8080      0.0.0.0:*\n";
+        assert_eq!(parse_backlogs(ss), Some(4607));
+        assert_eq!(parse_backlogs(""), None);
+        let netstat = "TcpExt: SyncookiesSent ListenOverflows ListenDrops\n\
+                       TcpExt: 0 12 15\n\
+                       IpExt: InNoRoutes\nIpExt: 0\n";
+        assert_eq!(parse_netstat(netstat), Some((12, 15)));
+        assert_eq!(parse_netstat("IpExt: a\nIpExt: 1\n"), None);
+    }
+}
