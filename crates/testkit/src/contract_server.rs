@@ -62,11 +62,23 @@ pub fn serve_contract(flaw: Flaw) -> TestServer {
 
 /// Serves the contract on `listener` in this thread, forever. After
 /// `crash_after` requests the process exits with status 3, as a server that
-/// crashes under load would.
-pub fn run_contract_server(listener: TcpListener, flaw: Flaw, crash_after: Option<u64>) -> ! {
+/// crashes under load would. After `accept_limit` connections it closes its
+/// listener and serves only those, so later connects are refused: a server
+/// that turns away part of a connection storm.
+pub fn run_contract_server(
+    listener: TcpListener,
+    flaw: Flaw,
+    crash_after: Option<u64>,
+    accept_limit: Option<u64>,
+) -> ! {
     let cache: Cache = Arc::default();
     let served = Arc::new(AtomicU64::new(0));
+    let mut accepted = 0u64;
     for stream in listener.incoming() {
+        if accept_limit.is_some_and(|limit| accepted >= limit) {
+            break;
+        }
+        accepted += 1;
         let Ok(stream) = stream else { continue };
         let (cache, served) = (Arc::clone(&cache), Arc::clone(&served));
         std::thread::spawn(move || {
@@ -82,6 +94,14 @@ pub fn run_contract_server(listener: TcpListener, flaw: Flaw, crash_after: Optio
             };
             let _ = handle(stream, flaw, &cache, &count);
         });
+    }
+    if accept_limit.is_some() {
+        // The connection over the limit is dropped with the listener; those
+        // accepted are served on their own threads.
+        drop(listener);
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
     std::process::exit(1)
 }

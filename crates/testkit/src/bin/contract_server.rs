@@ -1,16 +1,19 @@
 //! netbench-contract-server: a contract server for tests of `netbench run`,
 //! listening on HOST and PORT like every server, and misbehaving on request:
-//! a chosen contract flaw, a crash after N requests, or never getting ready.
+//! a chosen contract flaw, a crash after N requests, never getting ready, or
+//! refusing connections after N.
 
 use std::net::TcpListener;
 use std::time::Duration;
 
 use netbench_testkit::{run_contract_server, Flaw};
 
-const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--tag TEXT]\n\
+const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--tag TEXT]\n\
   --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, lax-dates\n\
   --crash-after N   exit with status 3 after N requests\n\
   --never-ready     never listen (for readiness timeouts)\n\
+  --close-listener-after N\n\
+                    close the listener after N connections, so later connects are refused\n\
   --tag TEXT        ignored; lets tests find this process";
 
 fn fail(msg: &str) -> ! {
@@ -22,6 +25,7 @@ fn main() {
     let mut flaw = Flaw::None;
     let mut crash_after = None;
     let mut never_ready = false;
+    let mut accept_limit = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || {
@@ -42,6 +46,13 @@ fn main() {
                 )
             }
             "--never-ready" => never_ready = true,
+            "--close-listener-after" => {
+                accept_limit = Some(
+                    value()
+                        .parse()
+                        .unwrap_or_else(|_| fail("--close-listener-after takes a number")),
+                )
+            }
             "--tag" => {
                 value();
             }
@@ -57,5 +68,5 @@ fn main() {
     let port = std::env::var("PORT").unwrap_or_else(|_| "1234".into());
     let listener = TcpListener::bind(format!("{host}:{port}"))
         .unwrap_or_else(|e| fail(&format!("cannot listen on {host}:{port}: {e}")));
-    run_contract_server(listener, flaw, crash_after)
+    run_contract_server(listener, flaw, crash_after, accept_limit)
 }
