@@ -116,14 +116,19 @@ impl Observer for ConsoleProgress {
                 index,
                 total,
                 result,
+                facts,
                 failure,
                 ..
             } => {
                 self.cells_run += 1;
                 let eta = self.eta(index, total);
+                let kind_line = facts.and_then(kind_summary);
                 match (result, failure) {
                     (_, Some(f)) => {
                         writeln!(err, "FAILED: {}{eta}", first_line_safe(f))
+                    }
+                    _ if kind_line.is_some() => {
+                        writeln!(err, "{}{eta}", kind_line.unwrap_or_default())
                     }
                     (Some(r), None) => writeln!(
                         err,
@@ -170,4 +175,64 @@ fn minutes(d: std::time::Duration) -> String {
         90..=3599 => format!("{} min", (s + 30) / 60),
         _ => format!("{} h {:02} min", s / 3600, (s % 3600 + 30) / 60),
     }
+}
+
+/// One line on what a kind beyond throughput measured, for the progress
+/// display; None for the kinds whose requests/s line says it.
+fn kind_summary(facts: &netbench_suite::kinds::Facts) -> Option<String> {
+    use netbench_suite::kinds::Facts;
+    let ms = |ns: f64| ns / 1e6;
+    Some(match facts {
+        Facts::Idle(f) => {
+            let levels: Vec<String> = f
+                .levels
+                .iter()
+                .map(|l| {
+                    let lost = if l.failed + l.closed_by_server > 0 {
+                        format!(" ({} lost)", l.failed + l.closed_by_server)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "{} held{lost}: {}, {} threads, {:.2} cores",
+                        thousands(u64::from(l.open)),
+                        netbench_report::bytes(l.pss_bytes),
+                        l.threads,
+                        l.cpu_cores_mean
+                    )
+                })
+                .collect();
+            let slope = f.pss_fit.map_or("no fit".to_string(), |fit| {
+                format!("{:.1} KiB per idle connection", fit.slope / 1024.0)
+            });
+            format!("{slope}; {}", levels.join("; "))
+        }
+        Facts::Storm(s) => format!(
+            "{} of {} answered in {:.2}s, {} connects/s, connect p99 {:.2}ms, {} refused, {} connect timeouts{}",
+            thousands(s.answered),
+            thousands(u64::from(s.clients)),
+            s.all_done_s,
+            thousands(s.connects_per_s.round() as u64),
+            ms(s.connect.p99_ns),
+            s.refused,
+            s.connect_timeouts,
+            if s.client_bound { ", client-bound" } else { "" }
+        ),
+        Facts::RateSweep(w) => format!(
+            "peak {} req/s, knee {} (p99 under {:.0}ms)",
+            thousands(w.peak_rps.round() as u64),
+            w.knee_per_s
+                .map_or("none".to_string(), |k| format!("{} req/s", thousands(k.round() as u64))),
+            ms(w.slo_p99_ns)
+        ),
+        Facts::FixedRate(x) => format!(
+            "{} of {} req/s offered, p99 {:.2}ms, server {}",
+            thousands(x.achieved_per_s.round() as u64),
+            thousands(x.offered_per_s.round() as u64),
+            ms(x.p99_ns),
+            x.server_cpu_us_per_request
+                .map_or("CPU unknown".to_string(), |c| format!("{c:.1} µs CPU per request"))
+        ),
+        Facts::ShortLived(_) | Facts::Pipelined(_) => return None,
+    })
 }

@@ -90,6 +90,8 @@ pub enum Event<'a> {
         total: usize,
         key: &'a CellKey,
         result: Option<&'a LoadResult>,
+        /// What a kind beyond throughput measured.
+        facts: Option<&'a crate::kinds::Facts>,
         failure: Option<&'a str>,
         seconds: f64,
     },
@@ -537,6 +539,7 @@ fn measure(
                 total,
                 key: &cell.key,
                 result: result.as_ref(),
+                facts: record.facts.as_ref(),
                 failure: record.failure.as_deref(),
                 seconds: record.duration_s,
             });
