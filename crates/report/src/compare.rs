@@ -9,30 +9,87 @@ use serde::Serialize;
 use crate::environment::{differences, EnvDifference};
 use crate::flag::short_key;
 use crate::format::{format_duration_ns, thousands, write_columns};
-use crate::model::{RepetitionFigures, Report, RunInfo};
+use crate::kind_idle::idle_cpu_at_largest;
+use crate::kinds::per_connection;
+use crate::model::{Repetition, RepetitionFigures, Report, RunInfo};
 use crate::significance::{mann_whitney_p, smallest_p, welch_change_ci, ALPHA};
 use crate::stats::{summarize, Summary};
+use netbench_suite::kinds::Facts;
 
 /// How the comparison decides, in words, for every output.
 pub const METHOD: &str = "Mann–Whitney U test (two-sided, exact for small samples) over the \
     repetitions, significant when p < 0.05; change = median B / median A − 1; 95% interval: \
     Welch's t on the logarithms (the change of the geometric means)";
 
-/// A compared figure and which way is better.
+/// A compared figure and which way is better. Each scenario kind has its
+/// own (see [`Metric::for_kind`]): throughput cells compare requests/s and
+/// p99, the other kinds their primary figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     RequestsPerS,
     LatencyP99,
+    /// Idle: the PSS fit's slope, bytes per held connection.
+    IdleBytesPerConnection,
+    /// Idle: server CPU (cores, mean over the hold) at the largest level.
+    IdleCpuCores,
+    /// Storm: from the first connect to the last client's end.
+    StormAllDone,
+    /// Rate sweep: the highest offered rate that met the SLO.
+    SweepKnee,
+    /// Fixed rate: server CPU per answered request.
+    FixedRateCpuPerRequest,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 2] = [Metric::RequestsPerS, Metric::LatencyP99];
+    pub const ALL: [Metric; 7] = [
+        Metric::RequestsPerS,
+        Metric::LatencyP99,
+        Metric::IdleBytesPerConnection,
+        Metric::IdleCpuCores,
+        Metric::StormAllDone,
+        Metric::SweepKnee,
+        Metric::FixedRateCpuPerRequest,
+    ];
+
+    /// The metrics a cell of `kind` is compared by, its primary one first.
+    pub fn for_kind(kind: &str) -> &'static [Metric] {
+        match kind {
+            "idle" => &[Metric::IdleBytesPerConnection, Metric::IdleCpuCores],
+            "storm" => &[Metric::StormAllDone],
+            "rate-sweep" => &[Metric::SweepKnee],
+            "fixed-rate" => &[Metric::FixedRateCpuPerRequest],
+            // Throughput, short-lived and pipelined.
+            _ => &[Metric::RequestsPerS, Metric::LatencyP99],
+        }
+    }
 
     pub fn title(self) -> &'static str {
         match self {
             Metric::RequestsPerS => "requests/s",
             Metric::LatencyP99 => "p99 latency",
+            Metric::IdleBytesPerConnection => "idle memory per connection (lower is better)",
+            Metric::IdleCpuCores => "idle CPU at the largest level (lower is better)",
+            Metric::StormAllDone => "storm: time until every client is done (lower is better)",
+            Metric::SweepKnee => {
+                "rate sweep: knee, the highest rate within the SLO (higher is better)"
+            }
+            Metric::FixedRateCpuPerRequest => {
+                "fixed rate: server CPU per request (lower is better)"
+            }
+        }
+    }
+
+    /// The name the JSON gives it (serde's), for the comparison page's charts.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::RequestsPerS => "requests_per_s",
+            Metric::LatencyP99 => "latency_p99",
+            Metric::IdleBytesPerConnection => "idle_bytes_per_connection",
+            Metric::IdleCpuCores => "idle_cpu_cores",
+            Metric::StormAllDone => "storm_all_done",
+            Metric::SweepKnee => "sweep_knee",
+            Metric::FixedRateCpuPerRequest => "fixed_rate_cpu_per_request",
         }
     }
 
@@ -40,26 +97,87 @@ impl Metric {
     /// `reference` ns when given: a slower machine (a larger probe) scales
     /// throughput up and latency down by as much.
     fn value(self, f: &RepetitionFigures, reference: Option<f64>) -> f64 {
-        let speed = match (reference, f.probe_server_ns) {
-            (Some(r), Some(p)) => p / r,
-            _ => 1.0,
-        };
+        let speed = speed(f.probe_server_ns, reference);
         match self {
             Metric::RequestsPerS => f.rps * speed,
             Metric::LatencyP99 => f.latency_p99_ns / speed,
+            // Not figures of the engine's result; see `rep_value`.
+            _ => f64::NAN,
+        }
+    }
+
+    /// The figure of one good repetition, None when it has none (an idle
+    /// repetition has no engine figures; a sweep without a knee has no
+    /// knee, and is left out rather than counted as 0, which the ratio of
+    /// medians could not take). Times and rates are normalised like the
+    /// throughput figures; memory does not depend on the machine's speed.
+    fn rep_value(self, r: &Repetition, reference: Option<f64>) -> Option<f64> {
+        let probe = r.result.as_ref().and_then(|f| f.probe_server_ns);
+        let speed = speed(probe, reference);
+        match (self, r.facts.as_ref()) {
+            (Metric::RequestsPerS | Metric::LatencyP99, _) => {
+                r.result.as_ref().map(|f| self.value(f, reference))
+            }
+            (Metric::IdleBytesPerConnection, Some(Facts::Idle(i))) => i.pss_fit.map(|f| f.slope),
+            (Metric::IdleCpuCores, Some(Facts::Idle(i))) => idle_cpu_at_largest(i),
+            (Metric::StormAllDone, Some(Facts::Storm(s))) => Some(s.all_done_s / speed),
+            (Metric::SweepKnee, Some(Facts::RateSweep(s))) => s.knee_per_s.map(|k| k * speed),
+            (Metric::FixedRateCpuPerRequest, Some(Facts::FixedRate(x))) => {
+                x.server_cpu_us_per_request.map(|c| c / speed)
+            }
+            _ => None,
         }
     }
 
     fn higher_is_better(self) -> bool {
-        self == Metric::RequestsPerS
+        matches!(self, Metric::RequestsPerS | Metric::SweepKnee)
     }
 
-    fn show(self, v: f64) -> String {
+    pub(crate) fn show(self, v: f64) -> String {
         match self {
             Metric::RequestsPerS => thousands(v.round() as u64),
             Metric::LatencyP99 => format_duration_ns(v),
+            Metric::IdleBytesPerConnection => per_connection(v),
+            Metric::IdleCpuCores => format!("{v:.3} cores"),
+            Metric::StormAllDone => format!("{v:.3} s"),
+            Metric::SweepKnee => format!("{}/s", thousands(v.round() as u64)),
+            Metric::FixedRateCpuPerRequest => format!("{v:.1} µs"),
         }
     }
+}
+
+/// How much slower the repetition's machine was than the reference (1 when
+/// either is unknown).
+fn speed(probe: Option<f64>, reference: Option<f64>) -> f64 {
+    match (reference, probe) {
+        (Some(r), Some(p)) => p / r,
+        _ => 1.0,
+    }
+}
+
+/// A cell's figures of `metric` over its good repetitions in one run.
+fn values(
+    r: &Report,
+    t: &str,
+    c: u32,
+    s: &str,
+    metric: Metric,
+    reference: Option<f64>,
+) -> Vec<f64> {
+    r.repetitions
+        .iter()
+        .filter(|x| x.ok && x.test == t && x.connections == c && x.server == s)
+        .filter_map(|x| metric.rep_value(x, reference))
+        .collect()
+}
+
+/// A cell's kind, as either run stored it.
+fn kind_of_cell<'a>(a: &'a Report, b: &'a Report, t: &str, c: u32, s: &str) -> &'a str {
+    a.repetitions
+        .iter()
+        .chain(&b.repetitions)
+        .find(|x| x.test == t && x.connections == c && x.server == s)
+        .map_or("throughput", |x| x.kind)
 }
 
 /// What the test says about a change.
@@ -149,8 +267,13 @@ fn shared_reference(a: &Report, b: &Report) -> Option<f64> {
 pub fn compare(a: &Report, b: &Report) -> Comparison {
     // Every cell of either run, in A's order and then B's new ones.
     let mut keys: Vec<(&str, u32, &str)> = Vec::new();
-    for c in a.cells.iter().chain(&b.cells) {
-        let k = (c.test.as_str(), c.connections, c.server.as_str());
+    let cells = a.cells.iter().chain(&b.cells);
+    let cells = cells.map(|c| (c.test.as_str(), c.connections, c.server.as_str()));
+    // The other kinds' cells are not in the throughput table: their
+    // repetitions name them.
+    let reps = a.repetitions.iter().chain(&b.repetitions);
+    let reps = reps.map(|r| (r.test.as_str(), r.connections, r.server.as_str()));
+    for k in cells.chain(reps) {
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -160,8 +283,12 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
     let reference = shared_reference(a, b);
     for metric in Metric::ALL {
         for &(t, c, s) in &keys {
-            let xs = a.rep_values(t, c, s, |f| metric.value(f, reference));
-            let ys = b.rep_values(t, c, s, |f| metric.value(f, reference));
+            let metrics = Metric::for_kind(kind_of_cell(a, b, t, c, s));
+            if !metrics.contains(&metric) {
+                continue;
+            }
+            let xs = values(a, t, c, s, metric, reference);
+            let ys = values(b, t, c, s, metric, reference);
             let name = format!("{t} c={c} {s}");
             match (xs.is_empty(), ys.is_empty()) {
                 (false, false) => {
@@ -171,8 +298,8 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
                     r.b_flags = flags(b).unwrap_or_default();
                     rows.push(r);
                 }
-                // The lists are per cell, not per metric.
-                _ if metric != Metric::RequestsPerS => {}
+                // The lists are per cell, not per metric: by the kind's first.
+                _ if metric != metrics[0] => {}
                 (false, true) => only_in_a.push(name),
                 (true, false) => only_in_b.push(name),
                 (true, true) => in_neither.push(name),
@@ -476,5 +603,111 @@ mod tests {
         assert_eq!(percent(-0.0001), "0.0%");
         assert_eq!(percent(0.123), "+12.3%");
         assert_eq!(percent(-0.05), "-5.0%");
+    }
+
+    #[test]
+    fn every_kind_is_compared_by_its_own_figure_in_the_right_direction() {
+        use crate::kinds::testing::{measurement, run};
+        use netbench_suite::kinds::{
+            FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, StormFacts, SweepFacts,
+        };
+        let suite =
+            "[[scenarios]]\nname = \"held\"\nendpoint = \"blank\"\nconnections = [10, 100]\n\
+            kind = \"idle\"\nhold = \"1s\"\n\
+            [[scenarios]]\nname = \"burst\"\nendpoint = \"blank\"\nconnections = [100]\n\
+            kind = \"storm\"\n\
+            [[scenarios]]\nname = \"sweep\"\nendpoint = \"blank\"\nconnections = [10]\n\
+            kind = \"rate-sweep\"\n\
+            [[scenarios]]\nname = \"fixed\"\nendpoint = \"blank\"\nconnections = [10]\n\
+            kind = \"fixed-rate\"\nrate = 1000\n";
+        // Run B: less memory, faster storm, higher knee, more CPU per request.
+        let make = |scale: f64| {
+            let mut ms = Vec::new();
+            for rep in 1..=4u32 {
+                let jitter = 1.0 + f64::from(rep) * 0.001;
+                let level = IdleLevelFacts {
+                    connections: 100,
+                    open: 100,
+                    failed: 0,
+                    closed_by_server: 0,
+                    open_s: 0.1,
+                    pss_bytes: 1,
+                    rss_bytes: 1,
+                    threads: 1,
+                    cpu_cores_mean: 0.01 * jitter,
+                    cpu_cores_peak: 0.1,
+                    heartbeats: 0,
+                    heartbeat_errors: 0,
+                    client_cpu_s: 0.0,
+                };
+                let idle = Facts::Idle(IdleFacts {
+                    hold_s: 1.0,
+                    heartbeat_s: None,
+                    levels: vec![level],
+                    pss_fit: Some(LineFit {
+                        slope: 2000.0 * jitter / scale,
+                        intercept: 0.0,
+                        r2: 1.0,
+                        points: 2,
+                    }),
+                });
+                let storm = Facts::Storm(StormFacts {
+                    clients: 100,
+                    answered: 100,
+                    refused: 0,
+                    connect_timeouts: 0,
+                    other_errors: 0,
+                    all_done_s: 1.0 * jitter / scale,
+                    connects_per_s: 100.0,
+                    connect: Default::default(),
+                    somaxconn: None,
+                    listen_backlog: None,
+                    listen_overflows: None,
+                    listen_drops: None,
+                    client_bound: false,
+                });
+                let sweep = Facts::RateSweep(SweepFacts {
+                    peak_rps: 1e4,
+                    slo_p99_ns: 1e7,
+                    steps: vec![],
+                    knee_per_s: Some(4000.0 * jitter * scale),
+                });
+                let fixed = Facts::FixedRate(FixedRateFacts {
+                    rate_per_s: 1000.0,
+                    offered_per_s: 1000.0,
+                    achieved_per_s: 1000.0,
+                    p50_ns: 1.0,
+                    p99_ns: 1.0,
+                    server_cpu_us_per_request: Some(20.0 * jitter * scale),
+                });
+                for (name, conns, f) in [
+                    ("held", 100, idle),
+                    ("burst", 100, storm),
+                    ("sweep", 10, sweep),
+                    ("fixed", 10, fixed),
+                ] {
+                    ms.push(measurement("a", name, conns, rep, Some(f), None));
+                }
+            }
+            crate::build_report(&run(suite, ms))
+        };
+        let c = compare(&make(1.0), &make(2.0));
+        let verdict = |m: Metric| {
+            let rows: Vec<_> = c.rows.iter().filter(|r| r.metric == m).collect();
+            assert_eq!(rows.len(), 1, "{m:?}: {:?}", c.rows);
+            rows[0].verdict
+        };
+        assert_eq!(verdict(Metric::IdleBytesPerConnection), Verdict::Better);
+        assert_eq!(verdict(Metric::IdleCpuCores), Verdict::NoChange);
+        assert_eq!(verdict(Metric::StormAllDone), Verdict::Better);
+        assert_eq!(verdict(Metric::SweepKnee), Verdict::Better);
+        assert_eq!(verdict(Metric::FixedRateCpuPerRequest), Verdict::Worse);
+        // No throughput figure for these cells, and none is missing.
+        assert!(c.rows.iter().all(|r| r.metric != Metric::RequestsPerS));
+        assert!(c.only_in_a.is_empty() && c.only_in_b.is_empty() && c.in_neither.is_empty());
+        let mut text = Vec::new();
+        write_compare_text(&mut text, &c).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("2.0 KiB/conn n=4  1002 B/conn n=4"), "{text}");
     }
 }

@@ -8,7 +8,6 @@ use crate::compare::{
     chance_note, not_compared, percent, Comparison, Metric, Verdict, TOO_FEW_NOTE,
 };
 use crate::environment::EnvDifference;
-use crate::format::{format_duration_ns, thousands};
 use crate::html::{canvas, esc, flags_html, footer, page, script_json};
 
 /// Writes a comparison of two runs.
@@ -48,10 +47,11 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
         b.push_str("</tbody></table></section>");
     }
     for metric in Metric::ALL {
-        let key = match metric {
-            Metric::RequestsPerS => "requests_per_s",
-            Metric::LatencyP99 => "latency_p99",
-        };
+        // A kind the runs do not have gets no section (and no empty chart).
+        if !c.rows.iter().any(|r| r.metric == metric) {
+            continue;
+        }
+        let key = metric.key();
         let _ = write!(b, "<section><h2>{}</h2>", esc(metric.title()));
         canvas(
             &mut b,
@@ -68,10 +68,7 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
              <th>change</th><th>95% interval</th><th>p</th><th>verdict</th></tr></thead><tbody>",
         );
         for r in c.rows.iter().filter(|r| r.metric == metric) {
-            let show = |v: f64| match metric {
-                Metric::RequestsPerS => thousands(v.round() as u64),
-                Metric::LatencyP99 => format_duration_ns(v),
-            };
+            let show = |v: f64| metric.show(v);
             let class = match r.verdict {
                 Verdict::Better => "good",
                 Verdict::Worse => "bad",

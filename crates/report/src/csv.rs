@@ -1,9 +1,12 @@
 //! The report as CSV in long format: one row per repetition and metric,
 //! ready for a spreadsheet's pivot table or a data frame, failed repetitions
-//! included (as metric `failed`).
+//! included (as metric `failed`). The kinds add their facts as further
+//! metrics (`idle_pss_per_connection`, `storm_all_done`, `sweep_knee`,
+//! `fixed_server_cpu_per_request`, ...).
 
 use std::io::{self, Write};
 
+use crate::kinds::facts_metrics;
 use crate::model::{RepetitionFigures, Report};
 
 /// The metrics of a good repetition: name, unit, value.
@@ -74,13 +77,15 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
             rep.repetition.to_string(),
         ]
         .join(",");
-        match &rep.result {
-            Some(f) => {
-                for (name, unit, value) in metrics(f) {
-                    writeln!(out, "{prefix},{},{unit},{value}", field(&name))?;
-                }
-            }
-            None => writeln!(out, "{prefix},failed,bool,1")?,
+        if !rep.ok {
+            writeln!(out, "{prefix},failed,bool,1")?;
+            continue;
+        }
+        // An idle repetition has no engine figures, only its facts.
+        let engine = rep.result.as_ref().map(metrics).unwrap_or_default();
+        let kind = rep.facts.as_ref().map(facts_metrics).unwrap_or_default();
+        for (name, unit, value) in engine.into_iter().chain(kind) {
+            writeln!(out, "{prefix},{},{unit},{value}", field(&name))?;
         }
     }
     Ok(())

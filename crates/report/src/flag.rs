@@ -1,5 +1,6 @@
 //! The marks that qualify a cell's number (C client-bound, ~ noisy, E errors,
-//! F a repetition failed, W verify warnings): each one's letter, hover text
+//! F a repetition failed, W verify warnings; P pipelined and K short-lived,
+//! which say what kind of throughput row it is): each one's letter, hover text
 //! and legend wording live here only, so the terminal table, Markdown, the
 //! HTML tables and the charts cannot drift apart on what a mark means.
 
@@ -16,6 +17,11 @@ pub enum Flag {
     Errors,
     /// At least one repetition failed.
     Failed,
+    /// A pipelined row: a reference figure, not a throughput to rank against
+    /// the others (browsers and proxies do not pipeline).
+    Pipelined,
+    /// A short-lived row: a new connection every K requests.
+    ShortLived,
     /// The server passed verify with warnings. A property of the server,
     /// not of the measurement: the stored run's table (`netbench show`)
     /// does not show it, the reports do.
@@ -27,12 +33,17 @@ impl Flag {
     /// are written.
     pub const MEASURED: [Flag; 4] = [Flag::ClientBound, Flag::Noisy, Flag::Errors, Flag::Failed];
 
+    /// The flags that say which kind of throughput row a cell is in.
+    pub const KIND: [Flag; 2] = [Flag::Pipelined, Flag::ShortLived];
+
     /// Every flag, in the order marks are written (W after the others).
-    pub const ALL: [Flag; 5] = [
+    pub const ALL: [Flag; 7] = [
         Flag::ClientBound,
         Flag::Noisy,
         Flag::Errors,
         Flag::Failed,
+        Flag::Pipelined,
+        Flag::ShortLived,
         Flag::VerifyWarnings,
     ];
 
@@ -43,6 +54,8 @@ impl Flag {
             Flag::Noisy => '~',
             Flag::Errors => 'E',
             Flag::Failed => 'F',
+            Flag::Pipelined => 'P',
+            Flag::ShortLived => 'K',
             Flag::VerifyWarnings => 'W',
         }
     }
@@ -61,6 +74,12 @@ impl Flag {
             Flag::Noisy => "noisy: the repetitions spread more than 5% (CV), too noisy to rank",
             Flag::Errors => "errors: failed checks, timeouts, refused or broken connections",
             Flag::Failed => "a repetition failed",
+            Flag::Pipelined => {
+                "pipelined: a reference figure only; browsers and proxies do not pipeline"
+            }
+            Flag::ShortLived => {
+                "short-lived: a new connection every K requests (K = 1: keep-alive off)"
+            }
             Flag::VerifyWarnings => "the server passed verification with warnings",
         }
     }
@@ -74,6 +93,10 @@ impl Flag {
             Flag::Noisy => "too noisy to rank (CV > 5%)",
             Flag::Errors => "errors (failed checks, timeouts, refused or broken connections)",
             Flag::Failed => "a repetition failed",
+            Flag::Pipelined => {
+                "pipelined, a reference figure only (browsers and proxies do not pipeline)"
+            }
+            Flag::ShortLived => "short-lived, a new connection every K requests",
             Flag::VerifyWarnings => "the server passed verification with warnings",
         }
     }
@@ -85,6 +108,8 @@ impl Flag {
             Flag::Noisy => "noisy",
             Flag::Errors => "errors",
             Flag::Failed => "a repetition failed",
+            Flag::Pipelined => "pipelined (reference only)",
+            Flag::ShortLived => "short-lived",
             Flag::VerifyWarnings => "verified with warnings",
         }
     }
@@ -99,6 +124,17 @@ impl Flag {
 pub(crate) fn measured_legend() -> String {
     let entries: Vec<String> = Flag::MEASURED.iter().map(|f| f.legend_entry()).collect();
     format!("flags: {}.", entries.join(", "))
+}
+
+/// The legend of the kind marks, for a table that has such rows (None
+/// when it has none, so the usual legend stays as it was).
+pub(crate) fn kind_legend(flags: &[&str]) -> Option<String> {
+    let used: Vec<String> = Flag::KIND
+        .iter()
+        .filter(|f| flags.iter().any(|s| s.contains(f.letter())))
+        .map(|f| f.legend_entry())
+        .collect();
+    (!used.is_empty()).then(|| format!("rows: {}.", used.join(", ")))
 }
 
 /// The legend of the verify-warning flag, which the reports add to
@@ -149,7 +185,13 @@ mod tests {
         );
         assert_eq!(
             short_key(),
-            "C client-bound, ~ noisy, E errors, F a repetition failed, W verified with warnings"
+            "C client-bound, ~ noisy, E errors, F a repetition failed, P pipelined (reference \
+             only), K short-lived, W verified with warnings"
+        );
+        assert_eq!(kind_legend(&["C", "~"]), None);
+        assert_eq!(
+            kind_legend(&["P", ""]).unwrap(),
+            "rows: P pipelined, a reference figure only (browsers and proxies do not pipeline)."
         );
     }
 
@@ -159,7 +201,7 @@ mod tests {
             assert_eq!(Flag::from_letter(f.letter()), Some(f));
         }
         assert_eq!(Flag::from_letter('X'), None);
-        assert_eq!(marks(Flag::ALL), "C~EFW");
+        assert_eq!(marks(Flag::ALL), "C~EFPKW");
         assert_eq!(marks(Flag::MEASURED), "C~EF");
     }
 
@@ -172,7 +214,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(letters, ["C", "~", "E", "F", "W"]);
+        assert_eq!(letters, ["C", "~", "E", "F", "P", "K", "W"]);
         assert_eq!(json["F"], "a repetition failed");
     }
 }

@@ -12,6 +12,11 @@ mod environment;
 mod flag;
 mod format;
 mod html;
+mod kind_idle;
+mod kind_rate;
+mod kind_short;
+mod kind_storm;
+mod kinds;
 mod load_context;
 mod load_json;
 mod load_text;
@@ -35,6 +40,11 @@ pub use format::{
     bytes, first_line_safe, format_duration_ns, terminal_safe, thousands, verdict_line,
 };
 pub use html::write_html;
+pub use kind_idle::{IdleLevelRow, IdleRow};
+pub use kind_rate::{FixedRateRow, SweepRow, SweepStepRow};
+pub use kind_short::{ShortColumn, ShortGroup, ShortRow};
+pub use kind_storm::StormRow;
+pub use kinds::KindSections;
 pub use load_context::{LoadContext, WorkSource};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;

@@ -41,15 +41,18 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
             row(out, &line)?;
         }
     }
+    let flags: Vec<&str> = r.cells.iter().map(|c| c.flags.as_str()).collect();
     writeln!(
         out,
-        "\n{CELL_LEGEND} {} {} {STANDING_LEGEND}\n",
+        "\n{CELL_LEGEND} {} {} {STANDING_LEGEND}{}\n",
         measured_legend(),
-        warnings_legend()
+        warnings_legend(),
+        crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"))
     )?;
     write_normalised(out, r)?;
     write_allocators(out, r)?;
     write_models(out, r)?;
+    crate::kinds::write_markdown(out, &r.kinds)?;
 
     writeln!(
         out,

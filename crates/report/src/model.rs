@@ -14,10 +14,12 @@ use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::flag::Flag;
+use crate::kinds::KindSections;
 use crate::resources::{peak_rss, rss_per_connection, server_use, ServerUse};
 use crate::spectrum::{decode, spectrum, Spectrum};
 use crate::stats::summarize;
 use crate::suite_table::{label, run_table, CellStats};
+use netbench_suite::kinds::Facts;
 
 /// The version of the JSON report's layout; bumped on any breaking change.
 pub const REPORT_FORMAT: &str = "netbench-report/1";
@@ -36,6 +38,11 @@ pub struct Report {
     pub columns: Vec<String>,
     pub cells: Vec<Cell>,
     pub repetitions: Vec<Repetition>,
+    /// The rows of the kinds that are not throughput (idle, storm,
+    /// rate-sweep, fixed-rate) and short-lived beside keep-alive; left out
+    /// of the JSON when the run has none.
+    #[serde(skip_serializing_if = "KindSections::is_empty")]
+    pub kinds: KindSections,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -200,7 +207,14 @@ pub struct Repetition {
     pub repetition: u32,
     pub ok: bool,
     pub failure: Option<String>,
+    /// The engine's figures; None for a failed repetition and for an idle
+    /// one (whose result is not a load run).
     pub result: Option<RepetitionFigures>,
+    /// The scenario's kind ("throughput", "idle", ...).
+    pub kind: &'static str,
+    /// What the kind measured beyond the engine's figures, tagged by kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub facts: Option<Facts>,
 }
 
 /// The figures of one good measurement.
@@ -269,6 +283,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         .map(|s| s.label.as_str())
         .collect();
 
+    let scenarios = crate::kinds::scenarios(run);
     let mut repetitions = Vec::new();
     let mut histograms: BTreeMap<(String, u32, String), Vec<_>> = BTreeMap::new();
     for m in &run.measurements {
@@ -294,6 +309,8 @@ pub fn build_report(run: &RunDetail) -> Report {
                 probe_server_ns: m.noise.map(|n| n.probe_server_ns),
                 ..figures(&r, server_use(&m.samples, r.rps))
             }),
+            kind: crate::kinds::kind_of(m, &scenarios),
+            facts: m.facts.clone(),
         });
     }
 
@@ -332,6 +349,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         }
     }
     fill_rss_per_connection(&mut cells);
+    let kinds = crate::kinds::build_kinds(run, &columns);
 
     Report {
         format: REPORT_FORMAT,
@@ -351,6 +369,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         servers,
         tests,
         columns,
+        kinds,
         cells,
         repetitions,
     }

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::flag::{marks, measured_legend, Flag};
 use crate::format::{first_line_safe, format_duration_ns, thousands, write_columns};
+use crate::kinds::{in_throughput_tables, kind_of, scenarios};
 use crate::ranking::{rank_row, Standing};
 use crate::stats::{summarize, too_noisy, Summary};
 
@@ -47,6 +48,10 @@ pub struct CellStats {
     pub repetitions: usize,
     /// The first failure's reason, for the notes under the table.
     pub failure: Option<String>,
+    /// "short-lived" or "pipelined" for those rows (marked K and P); None
+    /// for plain keep-alive throughput.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
 }
 
 impl CellStats {
@@ -62,13 +67,20 @@ impl CellStats {
             Flag::Noisy => self.noisy(),
             Flag::Errors => self.errors > 0,
             Flag::Failed => self.failed > 0,
+            Flag::Pipelined => self.kind == Some("pipelined"),
+            Flag::ShortLived => self.kind == Some("short-lived"),
             Flag::VerifyWarnings => false,
         }
     }
 
     /// Flags that qualify the number, as short marks.
     pub fn flags(&self) -> String {
-        marks(Flag::MEASURED.into_iter().filter(|&f| self.has(f)))
+        marks(
+            Flag::MEASURED
+                .into_iter()
+                .chain(Flag::KIND)
+                .filter(|&f| self.has(f)),
+        )
     }
 }
 
@@ -162,12 +174,16 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
     })
 }
 
-/// Groups a run's measurements into table cells.
+/// Groups a run's throughput measurements (keep-alive, short-lived and
+/// pipelined) into table cells; the other kinds have tables of their own
+/// (see [`crate::kinds`]) and are neither shown here nor counted as failed.
 pub fn run_table(run: &RunDetail) -> RunTable {
+    let scenarios = scenarios(run);
     let mut rows: Vec<(String, u32)> = match Suite::parse(&run.suite, &run.suite_toml) {
         Ok(s) => s
             .scenarios
             .iter()
+            .filter(|sc| in_throughput_tables(sc.kind.name()))
             .flat_map(|sc| sc.connections.iter().map(move |&c| (sc.name.clone(), c)))
             .collect(),
         Err(_) => Vec::new(),
@@ -180,8 +196,22 @@ pub fn run_table(run: &RunDetail) -> RunTable {
         .collect();
     let mut raw: BTreeMap<(String, u32, String), Vec<&netbench_suite::store::Measurement>> =
         BTreeMap::new();
+    let mut kinds: BTreeMap<(String, u32, String), &'static str> = BTreeMap::new();
     for m in &run.measurements {
         let col = label(&m.key.server, &m.key.variant);
+        let kind = kind_of(m, &scenarios);
+        if !in_throughput_tables(kind) {
+            if !columns.contains(&col) {
+                columns.push(col);
+            }
+            continue;
+        }
+        if kind != "throughput" {
+            kinds.insert(
+                (m.key.scenario.clone(), m.key.connections, col.clone()),
+                kind,
+            );
+        }
         if !columns.contains(&col) {
             columns.push(col.clone());
         }
@@ -197,6 +227,7 @@ pub fn run_table(run: &RunDetail) -> RunTable {
         .map(|(k, ms)| {
             let mut c = CellStats {
                 repetitions: ms.len(),
+                kind: kinds.get(&k).copied(),
                 ..CellStats::default()
             };
             let mut rps = Vec::new();
@@ -466,6 +497,11 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         "{CELL_LEGEND}\n{}\n{STANDING_LEGEND}",
         measured_legend()
     )?;
+    let flags: Vec<String> = t.cells.values().map(CellStats::flags).collect();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    if let Some(legend) = crate::flag::kind_legend(&flags) {
+        writeln!(out, "{legend}")?;
+    }
     write_control(out, run, &t)?;
     let excluded: Vec<_> = run
         .servers
@@ -479,16 +515,30 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
             writeln!(out, "  {}: {first}", label(&s.server, &s.variant))?;
         }
     }
+    // The other kinds' tables, from the same store.
+    let kinds = crate::kinds::build_kinds(run, &t.columns);
+    if !kinds.is_empty() {
+        writeln!(out)?;
+        crate::kinds::write_markdown(out, &kinds)?;
+    }
     let failures: Vec<_> = t
         .cells
         .iter()
         .filter(|(_, c)| c.failure.is_some())
         .collect();
-    if !failures.is_empty() {
+    let kind_failures = kinds.failures();
+    if !failures.is_empty() || !kind_failures.is_empty() {
         writeln!(out, "\nfailed measurements:")?;
         for ((scenario, conns, col), c) in failures {
             let first = first_line_safe(c.failure.as_deref().unwrap_or(""));
             writeln!(out, "  {col} {scenario} c={conns}: {first}")?;
+        }
+        for (test, conns, server, failure) in kind_failures {
+            writeln!(
+                out,
+                "  {server} {test} c={conns}: {}",
+                first_line_safe(failure)
+            )?;
         }
     }
     Ok(())

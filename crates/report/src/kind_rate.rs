@@ -1,0 +1,416 @@
+//! The open-loop kinds' rows: a rate sweep's latency against offered load
+//! with its peak and knee, and the fixed rate's server CPU per request,
+//! ranked lowest first; medians over the repetitions.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use netbench_suite::kinds::{Facts, FixedRateFacts, SweepFacts};
+use netbench_suite::store::RunDetail;
+use serde::Serialize;
+
+use crate::format::{format_duration_ns, thousands};
+use crate::kinds::{groups, median, ScenarioInfo};
+
+/// One server's sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRow {
+    pub test: String,
+    pub server: String,
+    pub connections: u32,
+    pub repetitions: usize,
+    pub failed: usize,
+    pub failure: Option<String>,
+    /// The closed-loop peak, requests/s.
+    pub peak_rps: Option<f64>,
+    /// The highest offered rate that met the SLO (median over the
+    /// repetitions, a repetition without one counting as below every rate);
+    /// None: no knee, not even at the lowest step.
+    pub knee_per_s: Option<f64>,
+    pub slo_p99_ns: Option<f64>,
+    /// By step, in the sweep's order.
+    pub steps: Vec<SweepStepRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepStepRow {
+    pub fraction: f64,
+    pub offered_per_s: f64,
+    pub achieved_per_s: f64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub p999_ns: f64,
+    pub server_cpu_us_per_request: Option<f64>,
+    /// The client was the limit at this step in any repetition.
+    pub client_bound: bool,
+}
+
+/// One server at the fixed rate.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixedRateRow {
+    pub test: String,
+    pub server: String,
+    pub connections: u32,
+    pub repetitions: usize,
+    pub failed: usize,
+    pub failure: Option<String>,
+    /// The suite's rate, and the rate offered (lower where the server could
+    /// not keep up with the suite's).
+    pub rate_per_s: Option<f64>,
+    pub offered_per_s: Option<f64>,
+    pub achieved_per_s: Option<f64>,
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    pub server_cpu_us_per_request: Option<f64>,
+    /// Offered less than the suite's rate: not the same work as the others.
+    pub reduced: bool,
+}
+
+/// The knee over repetitions: a missing knee counts as 0 (below any rate),
+/// so a median of 0 is "none".
+pub(crate) fn median_knee(knees: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    median(knees.into_iter().map(|k| k.unwrap_or(0.0))).filter(|&k| k > 0.0)
+}
+
+pub(crate) fn sweep_rows(
+    run: &RunDetail,
+    scenarios: &BTreeMap<String, ScenarioInfo>,
+    columns: &[String],
+) -> Vec<SweepRow> {
+    fn pick(f: &Facts) -> Option<&SweepFacts> {
+        match f {
+            Facts::RateSweep(s) => Some(s),
+            _ => None,
+        }
+    }
+    groups(run, scenarios, columns, "rate-sweep", pick)
+        .into_iter()
+        .map(|g| {
+            let f: Vec<&SweepFacts> = g.facts.iter().map(|(f, _)| *f).collect();
+            let n = f.iter().map(|s| s.steps.len()).max().unwrap_or(0);
+            let steps = (0..n)
+                .filter_map(|i| {
+                    let at: Vec<_> = f.iter().filter_map(|s| s.steps.get(i)).collect();
+                    let med = |v: &dyn Fn(&netbench_suite::kinds::SweepStep) -> f64| {
+                        median(at.iter().map(|s| v(s)))
+                    };
+                    Some(SweepStepRow {
+                        fraction: med(&|s| s.fraction)?,
+                        offered_per_s: med(&|s| s.offered_per_s)?,
+                        achieved_per_s: med(&|s| s.achieved_per_s)?,
+                        p50_ns: med(&|s| s.p50_ns)?,
+                        p99_ns: med(&|s| s.p99_ns)?,
+                        p999_ns: med(&|s| s.p999_ns)?,
+                        server_cpu_us_per_request: median(
+                            at.iter().filter_map(|s| s.server_cpu_us_per_request),
+                        ),
+                        client_bound: at.iter().any(|s| s.client_bound),
+                    })
+                })
+                .collect();
+            SweepRow {
+                test: g.test.clone(),
+                server: g.server.clone(),
+                connections: g.connections,
+                repetitions: g.repetitions,
+                failed: g.failed,
+                failure: g.failure.clone(),
+                peak_rps: median(f.iter().map(|s| s.peak_rps)),
+                knee_per_s: if f.is_empty() {
+                    None
+                } else {
+                    median_knee(f.iter().map(|s| s.knee_per_s))
+                },
+                slo_p99_ns: f.first().map(|s| s.slo_p99_ns),
+                steps,
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn fixed_rows(
+    run: &RunDetail,
+    scenarios: &BTreeMap<String, ScenarioInfo>,
+    columns: &[String],
+) -> Vec<FixedRateRow> {
+    fn pick(f: &Facts) -> Option<&FixedRateFacts> {
+        match f {
+            Facts::FixedRate(x) => Some(x),
+            _ => None,
+        }
+    }
+    let mut rows: Vec<FixedRateRow> = groups(run, scenarios, columns, "fixed-rate", pick)
+        .into_iter()
+        .map(|g| {
+            let f: Vec<&FixedRateFacts> = g.facts.iter().map(|(f, _)| *f).collect();
+            let med = |v: &dyn Fn(&FixedRateFacts) -> f64| median(f.iter().map(|x| v(x)));
+            let rate = med(&|x| x.rate_per_s);
+            let offered = med(&|x| x.offered_per_s);
+            FixedRateRow {
+                test: g.test.clone(),
+                server: g.server.clone(),
+                connections: g.connections,
+                repetitions: g.repetitions,
+                failed: g.failed,
+                failure: g.failure.clone(),
+                rate_per_s: rate,
+                offered_per_s: offered,
+                achieved_per_s: med(&|x| x.achieved_per_s),
+                p50_ns: med(&|x| x.p50_ns),
+                p99_ns: med(&|x| x.p99_ns),
+                server_cpu_us_per_request: median(
+                    f.iter().filter_map(|x| x.server_cpu_us_per_request),
+                ),
+                reduced: matches!((rate, offered), (Some(r), Some(o)) if o < r * 0.999),
+            }
+        })
+        .collect();
+    // Within each test (the groups come in suite order), lowest CPU per
+    // request first; a server without the figure goes last.
+    rows.sort_by(|a, b| {
+        let test = |r: &FixedRateRow| scenarios.get(&r.test).map_or(usize::MAX, |s| s.order);
+        let cpu = |r: &FixedRateRow| r.server_cpu_us_per_request.unwrap_or(f64::INFINITY);
+        (test(a), &a.test, a.connections)
+            .cmp(&(test(b), &b.test, b.connections))
+            .then(cpu(a).total_cmp(&cpu(b)))
+    });
+    rows
+}
+
+pub(crate) fn sweep_metrics(s: &SweepFacts) -> Vec<(String, &'static str, f64)> {
+    let mut m = vec![("sweep_peak_rps".to_string(), "1/s", s.peak_rps)];
+    m.push(("sweep_slo_p99".into(), "ns", s.slo_p99_ns));
+    if let Some(k) = s.knee_per_s {
+        m.push(("sweep_knee".into(), "1/s", k));
+    }
+    for (i, st) in s.steps.iter().enumerate() {
+        let p = format!("sweep_step{}", i + 1);
+        m.push((format!("{p}_offered"), "1/s", st.offered_per_s));
+        m.push((format!("{p}_achieved"), "1/s", st.achieved_per_s));
+        m.push((format!("{p}_p50"), "ns", st.p50_ns));
+        m.push((format!("{p}_p99"), "ns", st.p99_ns));
+        m.push((format!("{p}_p99.9"), "ns", st.p999_ns));
+        if let Some(c) = st.server_cpu_us_per_request {
+            m.push((format!("{p}_server_cpu_per_request"), "us", c));
+        }
+    }
+    m
+}
+
+pub(crate) fn fixed_metrics(x: &FixedRateFacts) -> Vec<(String, &'static str, f64)> {
+    let mut m = vec![
+        ("fixed_rate".to_string(), "1/s", x.rate_per_s),
+        ("fixed_offered".into(), "1/s", x.offered_per_s),
+        ("fixed_achieved".into(), "1/s", x.achieved_per_s),
+        ("fixed_p50".into(), "ns", x.p50_ns),
+        ("fixed_p99".into(), "ns", x.p99_ns),
+    ];
+    if let Some(c) = x.server_cpu_us_per_request {
+        m.push(("fixed_server_cpu_per_request".into(), "us", c));
+    }
+    m
+}
+
+fn rate(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{}/s", thousands(x.round() as u64)))
+}
+
+/// The knee as a phrase: "12,000/s", or "none (p99 ≤ 10.00ms)".
+pub(crate) fn knee_text(r: &SweepRow) -> String {
+    match (r.knee_per_s, r.slo_p99_ns) {
+        (Some(k), _) => rate(Some(k)),
+        (None, Some(slo)) => format!("none (p99 ≤ {})", format_duration_ns(slo)),
+        (None, None) => "-".into(),
+    }
+}
+
+/// The offered rate, saying when it is below the suite's.
+pub(crate) fn offered_text(r: &FixedRateRow) -> String {
+    if r.reduced {
+        format!(
+            "{} (suite's {} too fast)",
+            rate(r.offered_per_s),
+            rate(r.rate_per_s)
+        )
+    } else {
+        rate(r.offered_per_s)
+    }
+}
+
+pub(crate) fn cpu_text(v: Option<f64>) -> String {
+    v.map_or("-".into(), |c| format!("{c:.1} µs"))
+}
+
+pub(crate) fn write_markdown(
+    out: &mut impl Write,
+    sweeps: &[SweepRow],
+    fixed: &[FixedRateRow],
+) -> io::Result<()> {
+    if !sweeps.is_empty() {
+        writeln!(
+            out,
+            "#### Latency against offered load\n\nThe closed-loop peak, then open-loop steps at \
+             shares of it; latency from each request's intended send time. The knee is the \
+             highest offered rate whose p99 met the SLO with at least 99% of it achieved; medians \
+             over the repetitions.\n"
+        )?;
+        writeln!(out, "| test | server | peak | knee |")?;
+        writeln!(out, "|---|---|---:|---:|")?;
+        for r in sweeps {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                r.test,
+                r.server,
+                rate(r.peak_rps),
+                knee_text(r)
+            )?;
+        }
+        writeln!(
+            out,
+            "\n| test | server | offered | achieved | p50 | p99 | p99.9 | server CPU per request |"
+        )?;
+        writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|")?;
+        for r in sweeps {
+            for s in &r.steps {
+                writeln!(
+                    out,
+                    "| {} | {} | {} ({:.0}%) | {} | {} | {} | {} | {}{} |",
+                    r.test,
+                    r.server,
+                    rate(Some(s.offered_per_s)),
+                    s.fraction * 100.0,
+                    rate(Some(s.achieved_per_s)),
+                    format_duration_ns(s.p50_ns),
+                    format_duration_ns(s.p99_ns),
+                    format_duration_ns(s.p999_ns),
+                    cpu_text(s.server_cpu_us_per_request),
+                    if s.client_bound { " C" } else { "" }
+                )?;
+            }
+        }
+        writeln!(out)?;
+    }
+    if !fixed.is_empty() {
+        writeln!(
+            out,
+            "#### Server CPU at a fixed rate\n\nEvery server offered the same rate (less where it \
+             could not keep up, said so); ranked by the server's CPU time per answered request, \
+             lowest first.\n"
+        )?;
+        writeln!(
+            out,
+            "| test | server | offered | achieved | p99 | server CPU per request |"
+        )?;
+        writeln!(out, "|---|---|---:|---:|---:|---:|")?;
+        for r in fixed {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                r.test,
+                r.server,
+                offered_text(r),
+                rate(r.achieved_per_s),
+                r.p99_ns.map_or("-".into(), format_duration_ns),
+                cpu_text(r.server_cpu_us_per_request)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::testing::{measurement, run};
+    use netbench_suite::kinds::SweepStep;
+
+    fn sweep(peak: f64, knee: Option<f64>) -> Facts {
+        let step = |fraction: f64, p99_ms: f64| SweepStep {
+            fraction,
+            offered_per_s: peak * fraction,
+            achieved_per_s: peak * fraction,
+            p50_ns: 1e5,
+            p99_ns: p99_ms * 1e6,
+            p999_ns: p99_ms * 2e6,
+            errors: 0,
+            server_cpu_us_per_request: Some(20.0),
+            client_bound: false,
+        };
+        Facts::RateSweep(SweepFacts {
+            peak_rps: peak,
+            slo_p99_ns: 10e6,
+            steps: vec![step(0.5, 1.0), step(1.0, 50.0)],
+            knee_per_s: knee,
+        })
+    }
+
+    fn fixed(offered: f64, cpu: Option<f64>) -> Facts {
+        Facts::FixedRate(FixedRateFacts {
+            rate_per_s: 5000.0,
+            offered_per_s: offered,
+            achieved_per_s: offered,
+            p50_ns: 1e5,
+            p99_ns: 1e6,
+            server_cpu_us_per_request: cpu,
+        })
+    }
+
+    const SUITE: &str = "[[scenarios]]\nname = \"sweep\"\nendpoint = \"blank\"\n\
+        connections = [10]\nkind = \"rate-sweep\"\n\
+        [[scenarios]]\nname = \"fixed\"\nendpoint = \"blank\"\nconnections = [10]\n\
+        kind = \"fixed-rate\"\nrate = 5000\n";
+
+    #[test]
+    fn a_knee_missing_in_most_repetitions_is_none() {
+        assert_eq!(
+            median_knee([Some(5000.0), None, Some(6000.0)]),
+            Some(5000.0)
+        );
+        assert_eq!(median_knee([Some(5000.0), None, None]), None);
+        let r = run(
+            SUITE,
+            vec![
+                measurement("a", "sweep", 10, 1, Some(sweep(10000.0, None)), None),
+                measurement("a", "sweep", 10, 2, Some(sweep(12000.0, None)), None),
+                measurement("b", "sweep", 10, 1, Some(sweep(8000.0, Some(4000.0))), None),
+            ],
+        );
+        let rows = sweep_rows(&r, &crate::kinds::scenarios(&r), &["a".into(), "b".into()]);
+        assert_eq!(rows[0].peak_rps, Some(11000.0));
+        assert_eq!(knee_text(&rows[0]), "none (p99 ≤ 10.00ms)");
+        assert_eq!(knee_text(&rows[1]), "4,000/s");
+        assert_eq!(rows[0].steps.len(), 2);
+        assert_eq!(rows[0].steps[1].offered_per_s, 11000.0);
+        assert_eq!(rows[0].steps[1].p99_ns, 50e6);
+    }
+
+    #[test]
+    fn the_fixed_rate_ranks_by_cpu_per_request_lowest_first() {
+        let r = run(
+            SUITE,
+            vec![
+                measurement("a", "fixed", 10, 1, Some(fixed(5000.0, Some(30.0))), None),
+                measurement("a", "fixed", 10, 2, Some(fixed(5000.0, Some(34.0))), None),
+                // b could not keep up: offered less, and said so.
+                measurement("b", "fixed", 10, 1, Some(fixed(3600.0, Some(12.5))), None),
+            ],
+        );
+        let rows = fixed_rows(&r, &crate::kinds::scenarios(&r), &["a".into(), "b".into()]);
+        let order: Vec<&str> = rows.iter().map(|r| r.server.as_str()).collect();
+        assert_eq!(order, ["b", "a"]);
+        assert_eq!(rows[1].server_cpu_us_per_request, Some(32.0));
+        assert!(rows[0].reduced && !rows[1].reduced);
+        assert_eq!(offered_text(&rows[0]), "3,600/s (suite's 5,000/s too fast)");
+        let mut md = Vec::new();
+        write_markdown(&mut md, &[], &rows).unwrap();
+        let md = String::from_utf8(md).unwrap();
+        assert!(
+            md.contains(
+                "| fixed | b | 3,600/s (suite's 5,000/s too fast) | 3,600/s | 1.00ms | 12.5 µs |"
+            ),
+            "{md}"
+        );
+    }
+}
