@@ -1,0 +1,264 @@
+//! The report JSON of a run with every scenario kind (idle, storm,
+//! short-lived, rate-sweep, fixed-rate, pipelined, and a failed idle cell)
+//! against the schema checked into the repository, and a schema that
+//! refuses a kind row it does not know.
+
+use netbench_engine::LatencySummary;
+use netbench_report::build_report;
+use netbench_suite::kinds::*;
+use netbench_suite::store::*;
+use serde_json::Value;
+
+fn validator() -> jsonschema::Validator {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/report.v1.schema.json"
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).expect("the schema itself is valid")
+}
+
+fn load_result(rps: f64) -> String {
+    let latency = serde_json::json!({"count": 10, "min_ns": 1.0, "mean_ns": 1.0,
+        "stdev_ns": 0.0, "p50_ns": 1.0, "p90_ns": 1.0, "p99_ns": 1.0, "p999_ns": 1.0,
+        "p9999_ns": 1.0, "max_ns": 1.0});
+    serde_json::json!({
+        "interrupted": false, "requests": 10, "errors": [0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "duration_s": 1.0, "rps": rps, "latency": latency, "connect": latency,
+        "connects": 1, "bytes_read": 0, "bytes_written": 0, "workers": [],
+        "client_cpu_s": 0.1, "process_cpu_s": 0.1, "configured_connections": 10,
+        "achieved_concurrency": 10.0, "rate": null,
+        "verdict": {"client_bound": false, "reasons": [], "busiest_cpu": 0.1,
+                    "busiest_loop": 0.1, "in_flight": 1.0}
+    })
+    .to_string()
+}
+
+fn measurement(scenario: &str, connections: u32, facts: Option<Facts>, ok: bool) -> Measurement {
+    let idle = matches!(facts, Some(Facts::Idle(_)));
+    Measurement {
+        id: None,
+        key: CellKey {
+            server: "s".into(),
+            variant: String::new(),
+            scenario: scenario.into(),
+            connections,
+            repetition: 1,
+        },
+        status: if ok {
+            MeasurementStatus::Ok
+        } else {
+            MeasurementStatus::Failed
+        },
+        failure: (!ok).then(|| "crashed".to_string()),
+        result_json: ok.then(|| {
+            if idle {
+                "{}".to_string()
+            } else {
+                load_result(1000.0)
+            }
+        }),
+        histogram: None,
+        client_bound: false,
+        started_at: String::new(),
+        duration_s: 1.0,
+        samples: Vec::new(),
+        noise: None,
+        facts,
+        server_cpu_s: Some(0.5),
+    }
+}
+
+const SUITE: &str = r#"
+servers = ["*"]
+[[scenarios]]
+name = "blank"
+endpoint = "blank"
+connections = [10]
+[[scenarios]]
+name = "held"
+endpoint = "blank"
+connections = [10, 100]
+kind = "idle"
+hold = "1s"
+[[scenarios]]
+name = "held-too"
+endpoint = "blank"
+connections = [10, 100]
+kind = "idle"
+hold = "1s"
+[[scenarios]]
+name = "burst"
+endpoint = "blank"
+connections = [100]
+kind = "storm"
+[[scenarios]]
+name = "k1"
+endpoint = "blank"
+connections = [10]
+kind = "short-lived"
+requests_per_connection = 1
+[[scenarios]]
+name = "sweep"
+endpoint = "blank"
+connections = [10]
+kind = "rate-sweep"
+[[scenarios]]
+name = "fixed"
+endpoint = "blank"
+connections = [10]
+kind = "fixed-rate"
+rate = 500
+[[scenarios]]
+name = "piped"
+endpoint = "blank"
+connections = [10]
+kind = "pipelined"
+"#;
+
+fn run() -> RunDetail {
+    let level = |connections: u32| IdleLevelFacts {
+        connections,
+        open: connections,
+        failed: 0,
+        closed_by_server: 0,
+        open_s: 0.1,
+        pss_bytes: 1_000_000 + u64::from(connections) * 2000,
+        rss_bytes: 2_000_000,
+        threads: 4,
+        cpu_cores_mean: 0.01,
+        cpu_cores_peak: 0.02,
+        heartbeats: 0,
+        heartbeat_errors: 0,
+        client_cpu_s: 0.0,
+    };
+    let idle = Facts::Idle(IdleFacts {
+        hold_s: 1.0,
+        heartbeat_s: None,
+        levels: vec![level(10), level(100)],
+        pss_fit: fit_line(&[(10.0, 1_020_000.0), (100.0, 1_200_000.0)]),
+    });
+    let storm = Facts::Storm(StormFacts {
+        clients: 100,
+        answered: 100,
+        refused: 0,
+        connect_timeouts: 0,
+        other_errors: 0,
+        all_done_s: 0.2,
+        connects_per_s: 500.0,
+        connect: LatencySummary::default(),
+        somaxconn: Some(4096),
+        listen_backlog: None,
+        listen_overflows: Some(0),
+        listen_drops: None,
+        client_bound: false,
+    });
+    let step = SweepStep {
+        fraction: 0.5,
+        offered_per_s: 500.0,
+        achieved_per_s: 500.0,
+        p50_ns: 1e5,
+        p99_ns: 1e6,
+        p999_ns: 2e6,
+        errors: 0,
+        server_cpu_us_per_request: None,
+        client_bound: false,
+    };
+    let sweep = Facts::RateSweep(SweepFacts {
+        peak_rps: 1000.0,
+        slo_p99_ns: 1e7,
+        steps: vec![step],
+        knee_per_s: None,
+    });
+    let fixed = Facts::FixedRate(FixedRateFacts {
+        rate_per_s: 500.0,
+        offered_per_s: 500.0,
+        achieved_per_s: 499.0,
+        p50_ns: 1e5,
+        p99_ns: 1e6,
+        server_cpu_us_per_request: Some(30.0),
+    });
+    let short = Facts::ShortLived(ShortLivedFacts {
+        requests_per_connection: 1,
+    });
+    let piped = Facts::Pipelined(PipelinedFacts { depth: 16 });
+    RunDetail {
+        id: 1,
+        suite: "kinds".into(),
+        suite_toml: SUITE.into(),
+        command: String::new(),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        finished_at: None,
+        status: RunStatus::Complete,
+        environment: serde_json::json!({}),
+        placement: serde_json::json!({}),
+        repetitions: None,
+        work_seed: None,
+        adaptive: None,
+        servers: vec![ServerRecord {
+            server: "s".into(),
+            variant: String::new(),
+            manifest_toml: String::new(),
+            build_status: BuildStatus::Ok,
+            build_s: 0.0,
+            artefact_bytes: None,
+            ready_s: None,
+            verify_json: None,
+            excluded_reason: None,
+            allocator: None,
+        }],
+        measurements: vec![
+            measurement("blank", 10, None, true),
+            measurement("held", 100, Some(idle), true),
+            measurement("held-too", 100, None, false),
+            measurement("burst", 100, Some(storm), true),
+            measurement("k1", 10, Some(short), true),
+            measurement("sweep", 10, Some(sweep), true),
+            measurement("fixed", 10, Some(fixed), true),
+            measurement("piped", 10, Some(piped), true),
+        ],
+    }
+}
+
+#[test]
+fn a_report_with_every_kind_matches_the_schema() {
+    let json = serde_json::to_value(build_report(&run())).unwrap();
+    let v = validator();
+    let problems: Vec<String> = v
+        .iter_errors(&json)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}\n{json:#}");
+    let kinds = &json["kinds"];
+    for key in ["storm", "rate_sweep", "fixed_rate", "short_lived"] {
+        assert_eq!(
+            kinds[key].as_array().map(Vec::len),
+            Some(1),
+            "{key}: {kinds:#}"
+        );
+    }
+    // The failed idle cell is a row of its own kind, not a failed cell of
+    // the throughput table.
+    assert_eq!(kinds["idle"][1]["failure"], "crashed");
+    assert_eq!(kinds["idle"][1]["failed"], 1);
+    // 2,000 bytes per connection, from the two levels.
+    let slope = kinds["idle"][0]["bytes_per_connection"].as_f64().unwrap();
+    assert!((slope - 2000.0).abs() < 1e-6, "{slope}");
+    assert_eq!(kinds["rate_sweep"][0]["knee_per_s"], Value::Null);
+    // The throughput cells: keep-alive, short-lived and pipelined only.
+    let tests: Vec<&str> = json["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests, ["blank", "k1", "piped"]);
+
+    // A row of a kind the schema does not know is refused.
+    let mut bad = json.clone();
+    bad["kinds"]["quantum"] = serde_json::json!([]);
+    assert!(!v.is_valid(&bad));
+    let mut bad = json;
+    bad["kinds"]["idle"][0]["surprise"] = serde_json::json!(1);
+    assert!(!v.is_valid(&bad));
+}
