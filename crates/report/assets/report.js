@@ -356,7 +356,147 @@
     };
   }
 
+  // The scenario kinds' charts (crates/report/src/kind_html.rs), from the
+  // report data's kinds: a series per server in the report's column order
+  // and in its colour, like every other per-server chart.
+  const KINDS = data.kinds || {};
+  const series = (server, extra) => Object.assign({
+    label: server, server, model: modelOf(server), borderColor: color(server), backgroundColor: color(server),
+  }, extra);
+  const inColumns = (rows) => columns.flatMap((s) => rows.filter((r) => r.server === s));
+  const perConn = (b) => {
+    const a = Math.abs(b);
+    return a < 1024 ? b.toFixed(0) + ' B/conn' : a < 1048576 ? (b / 1024).toFixed(1) + ' KiB/conn'
+      : (b / 1048576).toFixed(2) + ' MiB/conn';
+  };
+  const union = (lists) => [...new Set(lists.flat())].sort((a, b) => a - b);
+  const positive = (v) => (v == null || v <= 0 ? null : v);
+  // Connection counts usually span decades: a log axis when they do.
+  const countAxis = (xs, title) => ({
+    type: Math.max(...xs) / Math.max(1, Math.min(...xs)) >= 20 ? 'logarithmic' : 'linear',
+    title: { display: true, text: title },
+    ticks: { callback: (v) => num(v) },
+  });
+  const barsOf = (labels, datasets, yTitle, log) => ({
+    type: 'bar',
+    data: { labels, datasets },
+    options: {
+      scales: { y: { type: log ? 'logarithmic' : 'linear', beginAtZero: !log, title: { display: true, text: yTitle } } },
+    },
+  });
+
+  function idlePss(canvas) {
+    const rows = inColumns((KINDS.idle || []).filter((r) => r.test === canvas.dataset.test && r.levels.length));
+    const datasets = rows.map((r) => series(r.server, {
+      label: r.server + ' ' + (r.bytes_per_connection == null ? '(no fit)' : perConn(r.bytes_per_connection)),
+      pointRadius: 3,
+      borderWidth: 2,
+      data: r.levels.map((l) => ({ x: l.connections, y: l.pss_bytes / 1048576 })),
+    }));
+    new Chart(canvas, {
+      type: 'line',
+      data: { datasets },
+      options: {
+        scales: {
+          x: countAxis(union(rows.map((r) => r.levels.map((l) => l.connections))), 'idle connections held'),
+          y: { title: { display: true, text: 'server PSS (MiB)' } },
+        },
+        plugins: { legend: { position: 'right', labels: { boxWidth: 10, font: { size: 10 } } } },
+      },
+    });
+  }
+
+  function idleCpu(canvas) {
+    const rows = inColumns((KINDS.idle || []).filter((r) => r.test === canvas.dataset.test && r.levels.length));
+    const levels = union(rows.map((r) => r.levels.map((l) => l.connections)));
+    const datasets = rows.map((r) => series(r.server, {
+      data: levels.map((c) => { const l = r.levels.find((x) => x.connections === c); return l ? l.cpu_cores_mean : null; }),
+    }));
+    new Chart(canvas, barsOf(levels.map((c) => num(c) + ' conn.'), datasets, 'cores busy while idle (mean)', false));
+  }
+
+  function stormTime(canvas) {
+    const rows = inColumns((KINDS.storm || []).filter((r) => r.test === canvas.dataset.test));
+    const clients = union(rows.map((r) => [r.clients]));
+    const servers = [...new Set(rows.map((r) => r.server))];
+    const datasets = servers.map((s) => series(s, {
+      data: clients.map((c) => { const r = rows.find((x) => x.server === s && x.clients === c); return r ? r.all_done_s : null; }),
+    })).filter((d) => d.data.some((v) => v != null));
+    new Chart(canvas, barsOf(clients.map((c) => num(c) + ' clients'), datasets, 'seconds until all done', false));
+  }
+
+  function stormConnect(canvas) {
+    const clients = Number(canvas.dataset.connections);
+    const rows = inColumns((KINDS.storm || []).filter((r) => r.test === canvas.dataset.test && r.clients === clients));
+    const datasets = rows.map((r) => series(r.server, {
+      data: [r.connect_p50_ns, r.connect_p99_ns, r.connect_max_ns].map((v) => positive(v == null ? null : v / 1e6)),
+    })).filter((d) => d.data.some((v) => v != null));
+    new Chart(canvas, barsOf(['p50', 'p99', 'slowest'], datasets, 'connect latency (ms, log scale)', true));
+  }
+
+  function sweep(canvas) {
+    const rows = inColumns((KINDS.rate_sweep || []).filter((r) => r.test === canvas.dataset.test && r.steps.length));
+    const datasets = rows.map((r) => {
+      // The knee is a median over repetitions: marked on the nearest step.
+      let at = -1;
+      if (r.knee_per_s != null) {
+        r.steps.forEach((s, i) => {
+          if (at < 0 || Math.abs(s.offered_per_s - r.knee_per_s) < Math.abs(r.steps[at].offered_per_s - r.knee_per_s)) at = i;
+        });
+      }
+      return series(r.server, {
+        label: r.server + (r.knee_per_s == null ? ' (no knee)' : ' (knee ' + num(r.knee_per_s) + '/s)'),
+        borderWidth: 2,
+        pointStyle: r.steps.map((s, i) => (i === at ? 'triangle' : 'circle')),
+        pointRadius: r.steps.map((s, i) => (i === at ? 9 : 3)),
+        data: r.steps.map((s) => ({ x: s.offered_per_s, y: positive(s.p99_ns / 1e6) })),
+      });
+    });
+    const slo = rows.find((r) => r.slo_p99_ns != null);
+    new Chart(canvas, {
+      type: 'line',
+      data: { datasets },
+      options: {
+        scales: {
+          x: { type: 'linear', beginAtZero: true, title: { display: true, text: 'offered requests/s' }, ticks: { callback: (v) => num(v) } },
+          y: { type: 'logarithmic', title: { display: true, text: 'p99 latency (ms, log scale)' + (slo ? '; SLO ' + ms(slo.slo_p99_ns) : '') } },
+        },
+        plugins: { legend: { position: 'right', labels: { boxWidth: 10, font: { size: 10 } } } },
+      },
+    });
+  }
+
+  // Ranked lowest first, so one bar per category: each server's series has
+  // its value at its own rank only, and bars are not grouped side by side.
+  function fixedCpu(canvas) {
+    const ranked = (KINDS.fixed_rate || []).filter((r) => r.test === canvas.dataset.test && r.server_cpu_us_per_request != null);
+    const labels = ranked.map((r) => r.server);
+    const datasets = inColumns(ranked).map((r) => series(r.server, {
+      data: labels.map((l) => (l === r.server ? r.server_cpu_us_per_request : null)),
+    }));
+    const config = barsOf(labels, datasets, 'server CPU per request (µs)', false);
+    config.options.datasets = { bar: { grouped: false } };
+    config.options.plugins = { legend: { display: false } };
+    new Chart(canvas, config);
+  }
+
+  function shortLived(canvas) {
+    const conns = Number(canvas.dataset.connections);
+    const g = (KINDS.short_lived || []).find((x) => x.endpoint === canvas.dataset.test && x.connections === conns);
+    const labels = g.columns.map((c) => (c.requests_per_connection == null ? 'keep-alive'
+      : c.requests_per_connection === 1 ? 'K = 1 (keep-alive off)' : 'K = ' + c.requests_per_connection) + ' (' + c.test + ')');
+    const datasets = inColumns(g.rows).map((r) => series(r.server, { data: r.rps }));
+    new Chart(canvas, barsOf(labels, datasets, 'requests/s', false));
+  }
+
   const builders = {
+    'idle-pss': idlePss,
+    'idle-cpu': idleCpu,
+    'storm-time': stormTime,
+    'storm-connect': stormConnect,
+    sweep,
+    'fixed-cpu': fixedCpu,
+    'short-lived': shortLived,
     allocators,
     'curve-rps': curve('rps', 'requests/s', false),
     'curve-threads': curve('threads', 'threads', true),

@@ -95,6 +95,7 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let allocators = crate::axes::allocator_study(r);
     crate::axes::allocators_html(&mut b, &allocators);
     crate::axes::models_html(&mut b, r, &colors);
+    crate::kind_html::kinds_html(&mut b, r, &colors);
     servers(&mut b, r, &colors);
     environment(&mut b, r);
     failures(&mut b, r);
@@ -433,13 +434,16 @@ fn summary(b: &mut String, r: &Report, colors: &[Swatch]) {
     } else {
         ""
     };
+    let flags: Vec<&str> = r.cells.iter().map(|c| c.flags.as_str()).collect();
+    let kinds = crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"));
     let _ = write!(
         b,
-        "</tbody></table><p class=\"legend\">{} {} Only a leader is bold.{normalised} {} {}</p>",
+        "</tbody></table><p class=\"legend\">{} {} Only a leader is bold.{normalised} {} {}{}</p>",
         esc(CELL_LEGEND),
         esc(STANDING_LEGEND),
         esc(&measured_legend()),
-        esc(&warnings_legend())
+        esc(&warnings_legend()),
+        esc(&kinds)
     );
     control_html(b, r);
     b.push_str("</section>");

@@ -3,14 +3,13 @@
 //! time to open it and the connections lost; medians over the repetitions.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use netbench_suite::kinds::{Facts, IdleFacts};
 use netbench_suite::store::RunDetail;
 use serde::Serialize;
 
 use crate::format::{bytes, thousands};
-use crate::kinds::{groups, median, per_connection, ScenarioInfo};
+use crate::kinds::{groups, median, per_connection, KindSection, KindTable, ScenarioInfo};
 
 /// One server's idle cell.
 #[derive(Debug, Clone, Serialize)]
@@ -171,62 +170,76 @@ pub(crate) fn metrics(f: &IdleFacts) -> Vec<(String, &'static str, f64)> {
     m
 }
 
-/// The Markdown tables: memory per connection per server, then each level.
-pub(crate) fn write_markdown(out: &mut impl Write, rows: &[IdleRow]) -> io::Result<()> {
+/// The section: memory per connection per server, then each level.
+pub(crate) fn section(rows: &[IdleRow]) -> Option<KindSection> {
     if rows.is_empty() {
-        return Ok(());
+        return None;
     }
-    writeln!(
-        out,
-        "#### Idle connections\n\nMemory per idle connection: the slope of the server's PSS \
-         against connections held (least squares over the levels where every connection was \
-         held); medians over the repetitions. CPU in cores while held (mean over the hold, and the \
-         busiest sample interval).\n"
-    )?;
-    writeln!(
-        out,
-        "| test | server | memory per connection | repetitions |"
-    )?;
-    writeln!(out, "|---|---|---:|---:|")?;
-    for r in rows {
-        writeln!(
-            out,
-            "| {} | {} | {} | {}{} |",
-            r.test,
-            r.server,
-            slope_text(r),
-            r.repetitions,
-            if r.failed > 0 {
-                format!(" ({} failed)", r.failed)
-            } else {
-                String::new()
-            }
-        )?;
-    }
-    writeln!(
-        out,
-        "\n| test | server | connections | PSS | threads | CPU mean | CPU peak | time to open | failed | closed by server |"
-    )?;
-    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
-    for r in rows {
-        for l in &r.levels {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} | {:.0} | {:.3} | {:.3} | {:.2} s | {:.0} | {:.0} |",
-                r.test,
-                r.server,
-                thousands(u64::from(l.connections)),
-                bytes(l.pss_bytes as u64),
-                l.threads,
-                l.cpu_cores_mean,
-                l.cpu_cores_peak,
-                l.open_s,
-                l.failed,
-                l.closed_by_server
-            )?;
-        }
-    }
-    writeln!(out)
+    let fits = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.test.clone(),
+                r.server.clone(),
+                slope_text(r),
+                if r.failed > 0 {
+                    format!("{} ({} failed)", r.repetitions, r.failed)
+                } else {
+                    r.repetitions.to_string()
+                },
+            ]
+        })
+        .collect();
+    let levels = rows
+        .iter()
+        .flat_map(|r| {
+            r.levels.iter().map(|l| {
+                vec![
+                    r.test.clone(),
+                    r.server.clone(),
+                    thousands(u64::from(l.connections)),
+                    bytes(l.pss_bytes as u64),
+                    format!("{:.0}", l.threads),
+                    format!("{:.3}", l.cpu_cores_mean),
+                    format!("{:.3}", l.cpu_cores_peak),
+                    format!("{:.2} s", l.open_s),
+                    format!("{:.0}", l.failed),
+                    format!("{:.0}", l.closed_by_server),
+                ]
+            })
+        })
+        .collect();
+    Some(KindSection {
+        id: "idle",
+        title: "Idle connections",
+        legend: "Connections opened in levels and held open and silent. Memory per idle \
+                 connection is the slope of the server's PSS against connections held (least \
+                 squares over the levels where every connection was held); CPU in cores while \
+                 held: the mean over the hold and the busiest sample interval. Medians over the \
+                 repetitions."
+            .into(),
+        tables: vec![
+            KindTable::new(
+                &["test", "server", "memory per connection", "repetitions"],
+                fits,
+            ),
+            KindTable::new(
+                &[
+                    "test",
+                    "server",
+                    "connections",
+                    "PSS",
+                    "threads",
+                    "CPU mean (cores)",
+                    "CPU peak (cores)",
+                    "time to open",
+                    "failed",
+                    "closed by server",
+                ],
+                levels,
+            ),
+        ],
+    })
 }
 
 #[cfg(test)]
@@ -297,7 +310,14 @@ mod tests {
         assert_eq!(b.failure.as_deref(), Some("server exited"));
         assert_eq!(slope_text(b), "500 B/conn (r² 0.98, 2 levels)");
         let mut md = Vec::new();
-        write_markdown(&mut md, &rows).unwrap();
+        crate::kinds::write_markdown(
+            &mut md,
+            &crate::kinds::KindSections {
+                idle: rows,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let md = String::from_utf8(md).unwrap();
         assert!(
             md.contains("| held | a | 1.2 KiB/conn (r² 0.98, 2 levels) | 3 |"),

@@ -3,14 +3,13 @@
 //! ranked lowest first; medians over the repetitions.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use netbench_suite::kinds::{Facts, FixedRateFacts, SweepFacts};
 use netbench_suite::store::RunDetail;
 use serde::Serialize;
 
 use crate::format::{format_duration_ns, thousands};
-use crate::kinds::{groups, median, ScenarioInfo};
+use crate::kinds::{groups, median, KindSection, KindTable, ScenarioInfo};
 
 /// One server's sweep.
 #[derive(Debug, Clone, Serialize)]
@@ -241,83 +240,105 @@ pub(crate) fn cpu_text(v: Option<f64>) -> String {
     v.map_or("-".into(), |c| format!("{c:.1} µs"))
 }
 
-pub(crate) fn write_markdown(
-    out: &mut impl Write,
-    sweeps: &[SweepRow],
-    fixed: &[FixedRateRow],
-) -> io::Result<()> {
-    if !sweeps.is_empty() {
-        writeln!(
-            out,
-            "#### Latency against offered load\n\nThe closed-loop peak, then open-loop steps at \
-             shares of it; latency from each request's intended send time. The knee is the \
-             highest offered rate whose p99 met the SLO with at least 99% of it achieved; medians \
-             over the repetitions.\n"
-        )?;
-        writeln!(out, "| test | server | peak | knee |")?;
-        writeln!(out, "|---|---|---:|---:|")?;
-        for r in sweeps {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                r.test,
-                r.server,
+pub(crate) fn sweep_section(sweeps: &[SweepRow]) -> Option<KindSection> {
+    if sweeps.is_empty() {
+        return None;
+    }
+    let heads = sweeps
+        .iter()
+        .map(|r| {
+            vec![
+                r.test.clone(),
+                r.server.clone(),
                 rate(r.peak_rps),
-                knee_text(r)
-            )?;
-        }
-        writeln!(
-            out,
-            "\n| test | server | offered | achieved | p50 | p99 | p99.9 | server CPU per request |"
-        )?;
-        writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|")?;
-        for r in sweeps {
-            for s in &r.steps {
-                writeln!(
-                    out,
-                    "| {} | {} | {} ({:.0}%) | {} | {} | {} | {} | {}{} |",
-                    r.test,
-                    r.server,
-                    rate(Some(s.offered_per_s)),
-                    s.fraction * 100.0,
+                knee_text(r),
+            ]
+        })
+        .collect();
+    let steps = sweeps
+        .iter()
+        .flat_map(|r| {
+            r.steps.iter().map(|s| {
+                vec![
+                    r.test.clone(),
+                    r.server.clone(),
+                    format!(
+                        "{} ({:.0}%)",
+                        rate(Some(s.offered_per_s)),
+                        s.fraction * 100.0
+                    ),
                     rate(Some(s.achieved_per_s)),
                     format_duration_ns(s.p50_ns),
                     format_duration_ns(s.p99_ns),
                     format_duration_ns(s.p999_ns),
-                    cpu_text(s.server_cpu_us_per_request),
-                    if s.client_bound { " C" } else { "" }
-                )?;
-            }
-        }
-        writeln!(out)?;
+                    cpu_text(s.server_cpu_us_per_request) + if s.client_bound { " C" } else { "" },
+                ]
+            })
+        })
+        .collect();
+    Some(KindSection {
+        id: "rate-sweep",
+        title: "Latency against offered load",
+        legend: "The closed-loop peak, then open-loop steps at shares of it; latency from each \
+                 request's intended send time, so a server that falls behind shows it. The knee \
+                 is the highest offered rate whose p99 met the SLO with at least 99% of it \
+                 achieved. Medians over the repetitions; C: the client was the limit at that step."
+            .into(),
+        tables: vec![
+            KindTable::new(&["test", "server", "peak", "knee"], heads),
+            KindTable::new(
+                &[
+                    "test",
+                    "server",
+                    "offered",
+                    "achieved",
+                    "p50",
+                    "p99",
+                    "p99.9",
+                    "server CPU per request",
+                ],
+                steps,
+            ),
+        ],
+    })
+}
+
+pub(crate) fn fixed_section(fixed: &[FixedRateRow]) -> Option<KindSection> {
+    if fixed.is_empty() {
+        return None;
     }
-    if !fixed.is_empty() {
-        writeln!(
-            out,
-            "#### Server CPU at a fixed rate\n\nEvery server offered the same rate (less where it \
-             could not keep up, said so); ranked by the server's CPU time per answered request, \
-             lowest first.\n"
-        )?;
-        writeln!(
-            out,
-            "| test | server | offered | achieved | p99 | server CPU per request |"
-        )?;
-        writeln!(out, "|---|---|---:|---:|---:|---:|")?;
-        for r in fixed {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                r.test,
-                r.server,
+    let rows = fixed
+        .iter()
+        .map(|r| {
+            vec![
+                r.test.clone(),
+                r.server.clone(),
                 offered_text(r),
                 rate(r.achieved_per_s),
                 r.p99_ns.map_or("-".into(), format_duration_ns),
-                cpu_text(r.server_cpu_us_per_request)
-            )?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
+                cpu_text(r.server_cpu_us_per_request),
+            ]
+        })
+        .collect();
+    Some(KindSection {
+        id: "fixed-rate",
+        title: "Server CPU at a fixed rate",
+        legend: "Every server offered the same rate (less where it could not keep up, said so), \
+                 ranked by the server's CPU time per answered request, lowest first: efficiency \
+                 at equal work. Medians over the repetitions."
+            .into(),
+        tables: vec![KindTable::new(
+            &[
+                "test",
+                "server",
+                "offered",
+                "achieved",
+                "p99",
+                "server CPU per request",
+            ],
+            rows,
+        )],
+    })
 }
 
 #[cfg(test)]
@@ -404,7 +425,14 @@ mod tests {
         assert!(rows[0].reduced && !rows[1].reduced);
         assert_eq!(offered_text(&rows[0]), "3,600/s (suite's 5,000/s too fast)");
         let mut md = Vec::new();
-        write_markdown(&mut md, &[], &rows).unwrap();
+        crate::kinds::write_markdown(
+            &mut md,
+            &crate::kinds::KindSections {
+                fixed_rate: rows,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let md = String::from_utf8(md).unwrap();
         assert!(
             md.contains(

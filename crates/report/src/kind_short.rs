@@ -4,14 +4,13 @@
 //! endpoint and connections); medians over the repetitions.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use netbench_engine::LoadResult;
 use netbench_suite::store::{MeasurementStatus, RunDetail};
 use serde::Serialize;
 
 use crate::format::thousands;
-use crate::kinds::{kind_of, median, ScenarioInfo};
+use crate::kinds::{kind_of, median, KindSection, KindTable, ScenarioInfo};
 use crate::suite_table::label;
 
 /// One endpoint at one connection count.
@@ -154,40 +153,48 @@ pub(crate) fn groups(
         .collect()
 }
 
-pub(crate) fn write_markdown(out: &mut impl Write, groups: &[ShortGroup]) -> io::Result<()> {
+pub(crate) fn section(groups: &[ShortGroup]) -> Option<KindSection> {
     if groups.is_empty() {
-        return Ok(());
+        return None;
     }
-    writeln!(
-        out,
-        "#### Short-lived connections\n\nMedian requests/s with a new connection every K \
-         requests, next to keep-alive at the same endpoint and connection count.\n"
-    )?;
-    for g in groups {
-        let titles: Vec<String> = g
-            .columns
-            .iter()
-            .map(|c| format!("{} ({})", c.title(), c.test))
-            .collect();
-        writeln!(
-            out,
-            "{} at {} connections:\n\n| server | {} |",
-            g.endpoint,
-            thousands(u64::from(g.connections)),
-            titles.join(" | ")
-        )?;
-        writeln!(out, "|---|{}", "---:|".repeat(g.columns.len()))?;
-        for r in &g.rows {
-            let cells: Vec<String> = r
-                .rps
+    let tables = groups
+        .iter()
+        .map(|g| {
+            let mut headers = vec![format!(
+                "server ({} at {} conn.)",
+                g.endpoint,
+                thousands(u64::from(g.connections))
+            )];
+            headers.extend(
+                g.columns
+                    .iter()
+                    .map(|c| format!("{} ({})", c.title(), c.test)),
+            );
+            let rows = g
+                .rows
                 .iter()
-                .map(|v| v.map_or("-".into(), |x| thousands(x.round() as u64)))
+                .map(|r| {
+                    let mut line = vec![r.server.clone()];
+                    line.extend(
+                        r.rps
+                            .iter()
+                            .map(|v| v.map_or("-".into(), |x| thousands(x.round() as u64))),
+                    );
+                    line
+                })
                 .collect();
-            writeln!(out, "| {} | {} |", r.server, cells.join(" | "))?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
+            KindTable { headers, rows }
+        })
+        .collect();
+    Some(KindSection {
+        id: "short-lived",
+        title: "Short-lived connections",
+        legend: "Median requests/s with a new connection every K requests (K = 1: keep-alive \
+                 off), next to keep-alive at the same endpoint and connection count when the run \
+                 has it."
+            .into(),
+        tables,
+    })
 }
 
 #[cfg(test)]
@@ -228,7 +235,14 @@ mod tests {
         );
         assert_eq!(g[0].rows[1].rps, [None, Some(7000.0), None]);
         let mut md = Vec::new();
-        write_markdown(&mut md, &g).unwrap();
+        crate::kinds::write_markdown(
+            &mut md,
+            &crate::kinds::KindSections {
+                short_lived: g,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let md = String::from_utf8(md).unwrap();
         assert!(md.contains("| a | 50,000 | 8,500 | 30,000 |"), "{md}");
     }

@@ -4,14 +4,13 @@
 //! kernel gave the server; medians over the repetitions.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use netbench_suite::kinds::{Facts, StormFacts};
 use netbench_suite::store::RunDetail;
 use serde::Serialize;
 
 use crate::format::{format_duration_ns, thousands};
-use crate::kinds::{groups, median, ScenarioInfo};
+use crate::kinds::{groups, median, KindSection, KindTable, ScenarioInfo};
 
 /// One server at one storm size.
 #[derive(Debug, Clone, Serialize)]
@@ -155,28 +154,38 @@ fn cells(r: &StormRow) -> Vec<String> {
     ]
 }
 
-pub(crate) fn write_markdown(out: &mut impl Write, rows: &[StormRow]) -> io::Result<()> {
+pub(crate) fn section(rows: &[StormRow]) -> Option<KindSection> {
     if rows.is_empty() {
-        return Ok(());
+        return None;
     }
-    writeln!(
-        out,
-        "#### Connection storm\n\nEvery client connects at once and sends one request; medians \
-         over the repetitions. Listen overflows / drops are the machine's counters during the \
-         storm (SYNs or handshakes dropped on a full accept queue).\n"
-    )?;
-    writeln!(
-        out,
-        "| test | server | clients | all done | connects/s | connect p50 / p99 / max | answered | refused | connect timeouts | other errors | somaxconn | listen backlog | overflows / drops | flags |"
-    )?;
-    writeln!(
-        out,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-    )?;
-    for r in rows {
-        writeln!(out, "| {} |", cells(r).join(" | "))?;
-    }
-    writeln!(out)
+    Some(KindSection {
+        id: "storm",
+        title: "Connection storm",
+        legend: "Every client connects at once and sends one request, with no reconnects; \
+                 medians over the repetitions. Listen overflows / drops are the machine's \
+                 counters during the storm (SYNs or handshakes dropped on a full accept queue); \
+                 somaxconn caps every listen backlog. C: the client was the limit."
+            .into(),
+        tables: vec![KindTable::new(
+            &[
+                "test",
+                "server",
+                "clients",
+                "all done",
+                "connects/s",
+                "connect p50 / p99 / max",
+                "answered",
+                "refused",
+                "connect timeouts",
+                "other errors",
+                "somaxconn",
+                "listen backlog",
+                "overflows / drops",
+                "flags",
+            ],
+            rows.iter().map(cells).collect(),
+        )],
+    })
 }
 
 #[cfg(test)]

@@ -228,16 +228,70 @@ pub(crate) fn build_kinds(run: &RunDetail, columns: &[String]) -> KindSections {
     }
 }
 
+/// A table of a kind's section: header cells and rows of text, written
+/// alike by Markdown, HTML and `netbench show`.
+pub(crate) struct KindTable {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl KindTable {
+    pub fn new(headers: &[&str], rows: Vec<Vec<String>>) -> Self {
+        KindTable {
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows,
+        }
+    }
+}
+
+/// One kind's part of a report: a heading, what the numbers are, tables.
+pub(crate) struct KindSection {
+    /// The HTML section's id.
+    pub id: &'static str,
+    pub title: &'static str,
+    pub legend: String,
+    pub tables: Vec<KindTable>,
+}
+
+/// The run's kind sections in the order reports show them.
+pub(crate) fn sections(k: &KindSections) -> Vec<KindSection> {
+    [
+        crate::kind_idle::section(&k.idle),
+        crate::kind_storm::section(&k.storm),
+        crate::kind_rate::sweep_section(&k.rate_sweep),
+        crate::kind_rate::fixed_section(&k.fixed_rate),
+        crate::kind_short::section(&k.short_lived),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 /// The kind sections as Markdown tables (also what `netbench show` prints
-/// under the throughput table): nothing when the run has none.
+/// under the throughput table): nothing when the run has none. The first
+/// two columns are names, the rest figures, right-aligned.
 pub(crate) fn write_markdown(
     out: &mut impl std::io::Write,
     k: &KindSections,
 ) -> std::io::Result<()> {
-    crate::kind_idle::write_markdown(out, &k.idle)?;
-    crate::kind_storm::write_markdown(out, &k.storm)?;
-    crate::kind_rate::write_markdown(out, &k.rate_sweep, &k.fixed_rate)?;
-    crate::kind_short::write_markdown(out, &k.short_lived)
+    let md = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    for s in sections(k) {
+        writeln!(out, "#### {}\n\n{}\n", s.title, s.legend)?;
+        for t in &s.tables {
+            let heads: Vec<String> = t.headers.iter().map(|h| md(h)).collect();
+            writeln!(out, "| {} |", heads.join(" | "))?;
+            let align: Vec<&str> = (0..t.headers.len())
+                .map(|i| if i < 2 { "---" } else { "---:" })
+                .collect();
+            writeln!(out, "|{}|", align.join("|"))?;
+            for row in &t.rows {
+                let cells: Vec<String> = row.iter().map(|c| md(c)).collect();
+                writeln!(out, "| {} |", cells.join(" | "))?;
+            }
+            writeln!(out)?;
+        }
+    }
+    Ok(())
 }
 
 /// A repetition's kind figures as CSV metrics (name, unit, value).

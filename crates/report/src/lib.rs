@@ -12,6 +12,7 @@ mod environment;
 mod flag;
 mod format;
 mod html;
+mod kind_html;
 mod kind_idle;
 mod kind_rate;
 mod kind_short;

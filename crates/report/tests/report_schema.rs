@@ -262,3 +262,44 @@ fn a_report_with_every_kind_matches_the_schema() {
     bad["kinds"]["idle"][0]["surprise"] = serde_json::json!(1);
     assert!(!v.is_valid(&bad));
 }
+
+#[test]
+fn the_html_report_has_a_section_and_charts_per_kind() {
+    let report = build_report(&run());
+    let mut html = Vec::new();
+    netbench_report::write_html(&mut html, &report).unwrap();
+    let html = String::from_utf8(html).unwrap();
+    // Kept for a look in a browser (crates/testkit/browser/check.mjs).
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("kinds-report.html");
+    std::fs::write(&out, &html).unwrap();
+    for id in ["idle", "storm", "rate-sweep", "fixed-rate", "short-lived"] {
+        assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
+    }
+    for chart in [
+        "idle-pss",
+        "idle-cpu",
+        "storm-time",
+        "sweep",
+        "fixed-cpu",
+        "short-lived",
+    ] {
+        assert!(html.contains(&format!("data-chart=\"{chart}\"")), "{chart}");
+    }
+    // The storm's connect latency was all zero: no chart of nothing.
+    assert!(!html.contains("data-chart=\"storm-connect\""));
+    assert!(html.contains("2.0 KiB/conn (r² 1.00, 2 levels)"));
+    assert!(html.contains("none (p99 ≤ 10.00ms)"));
+    let mut md = Vec::new();
+    netbench_report::write_markdown(&mut md, &report).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    for title in [
+        "#### Idle connections",
+        "#### Connection storm",
+        "#### Latency against offered load",
+        "#### Server CPU at a fixed rate",
+        "#### Short-lived connections",
+    ] {
+        assert!(md.contains(title), "{title}\n{md}");
+    }
+    assert!(md.contains("rows: P pipelined"), "{md}");
+}
