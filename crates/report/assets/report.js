@@ -401,7 +401,8 @@
           x: countAxis(union(rows.map((r) => r.levels.map((l) => l.connections))), 'idle connections held'),
           y: { title: { display: true, text: 'server PSS (MiB)' } },
         },
-        plugins: { legend: { position: 'right', labels: { boxWidth: 10, font: { size: 10 } } } },
+        // Above the plot: the legend carries each server's slope in full.
+        plugins: { legend: { labels: { boxWidth: 10, font: { size: 11 } } } },
       },
     });
   }
@@ -452,16 +453,16 @@
         data: r.steps.map((s) => ({ x: s.offered_per_s, y: positive(s.p99_ns / 1e6) })),
       });
     });
-    const slo = rows.find((r) => r.slo_p99_ns != null);
     new Chart(canvas, {
       type: 'line',
       data: { datasets },
       options: {
         scales: {
           x: { type: 'linear', beginAtZero: true, title: { display: true, text: 'offered requests/s' }, ticks: { callback: (v) => num(v) } },
-          y: { type: 'logarithmic', title: { display: true, text: 'p99 latency (ms, log scale)' + (slo ? '; SLO ' + ms(slo.slo_p99_ns) : '') } },
+          y: { type: 'logarithmic', title: { display: true, text: 'p99 latency (ms, log scale)' } },
         },
-        plugins: { legend: { position: 'right', labels: { boxWidth: 10, font: { size: 10 } } } },
+        // Above the plot: the legend carries each server's knee in full.
+        plugins: { legend: { labels: { boxWidth: 10, font: { size: 11 } } } },
       },
     });
   }

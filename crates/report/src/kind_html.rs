@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::format::thousands;
+use crate::format::{format_duration_ns, thousands};
 use crate::html::{canvas, esc, model_key, no_data};
 use crate::kinds::{sections, KindSection};
 use crate::model::Report;
@@ -115,6 +115,14 @@ fn charts(b: &mut String, r: &Report, id: &str) {
         }
         "rate-sweep" => {
             for t in tests(k.rate_sweep.iter().map(|x| &x.test)) {
+                let slo = k
+                    .rate_sweep
+                    .iter()
+                    .find(|x| x.test == t)
+                    .and_then(|x| x.slo_p99_ns)
+                    .map_or(String::new(), |s| {
+                        format!(" (p99 ≤ {})", format_duration_ns(s))
+                    });
                 if k.rate_sweep
                     .iter()
                     .any(|x| x.test == t && !x.steps.is_empty())
@@ -126,8 +134,8 @@ fn charts(b: &mut String, r: &Report, id: &str) {
                         None,
                         &format!(
                             "{t}: p99 latency (ms, log scale) against the offered rate, a line \
-                             per server; a large triangle marks the server's knee (the highest \
-                             rate within the SLO), given in its legend entry"
+                             per server; a large triangle marks the server's knee, the highest \
+                             rate within the SLO{slo}, given in its legend entry"
                         ),
                     );
                 } else {

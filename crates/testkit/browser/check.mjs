@@ -11,7 +11,10 @@
 // its cells, each in its server's colour and over its server's bar; and the
 // summary's standings: a cell is bold only when it leads its row, a tied
 // cell carries "=", every mark matches the report's data, and a row has one
-// leader or else its tied cells. Saves a
+// leader or else its tied cells. The scenario kinds' charts follow the
+// same colour rules (a series per server); a sweep marks each knee its
+// legend names with one triangle, and the idle memory lines name their
+// memory per connection. Saves a
 // full-page screenshot. Prints one JSON line with what it found; exits 1 when
 // anything is wrong, 2 when it could not check at all.
 //
@@ -161,6 +164,23 @@ try {
     for (const w of d.wrongColour) problems.push(`chart ${d.chart}: a dot of ${w} is not its server's colour`);
     for (const o of d.offBar) problems.push(`chart ${d.chart}: a dot is off its bar (${o})`);
   }
+  // The kinds' charts say in their legend what a line is worth: a sweep's
+  // knee is one triangle on a line whose label gives it (none without), and
+  // an idle memory line's label gives its memory per connection.
+  const kindLabels = await page.evaluate(() => [...document.querySelectorAll(
+    'canvas[data-chart="sweep"], canvas[data-chart="idle-pss"]')].flatMap((c) => {
+    const chart = window.Chart && window.Chart.getChart(c);
+    return chart ? chart.data.datasets.map((d) => ({ chart: c.id, kind: c.dataset.chart, label: d.label,
+      triangles: Array.isArray(d.pointStyle) ? d.pointStyle.filter((p) => p === 'triangle').length : 0 })) : [];
+  }));
+  for (const k of kindLabels) {
+    if (k.kind === 'sweep' && k.triangles !== (/\(knee [0-9,]+\/s\)$/.test(k.label) ? 1 : 0)) {
+      problems.push(`chart ${k.chart}: ${k.triangles} knee marks on "${k.label}"`);
+    }
+    if (k.kind === 'idle-pss' && !/ (-?[0-9.]+ (B|KiB|MiB)\/conn|\(no fit\))$/.test(k.label)) {
+      problems.push(`chart ${k.chart}: "${k.label}" does not give the memory per connection`);
+    }
+  }
   const standings = await page.evaluate(() => {
     const data = JSON.parse(document.getElementById('report-data').textContent);
     if (!data.cells || !document.querySelector('#summary')) return null;
@@ -224,7 +244,7 @@ try {
   } else {
     await page.screenshot({ path: shot, fullPage: true });
   }
-  console.log(JSON.stringify({ ok: problems.length === 0, charts, tables, models,
+  console.log(JSON.stringify({ ok: problems.length === 0, charts, tables, models, kindLabels,
     series: colours.series.length, dots, standings: count, problems }));
 } finally {
   await browser.close();

@@ -415,3 +415,182 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     );
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// One cell of every scenario kind on two servers, one repetition: short
+/// (about ten seconds), and enough to open every kind's chart in Chromium.
+const KINDS_SUITE: &str = r#"
+    servers = ["*"]
+    repetitions = 1
+    cooldown = "0s"
+    quiet_wait = "0s"
+    [[scenarios]]
+    name = "blank"
+    endpoint = "blank"
+    connections = [4]
+    warmup = "100ms"
+    duration = "300ms"
+    [[scenarios]]
+    name = "k1"
+    kind = "short-lived"
+    requests_per_connection = 1
+    endpoint = "blank"
+    connections = [4]
+    warmup = "100ms"
+    duration = "300ms"
+    [[scenarios]]
+    name = "held"
+    kind = "idle"
+    endpoint = "blank"
+    connections = [2, 16]
+    hold = "500ms"
+    [[scenarios]]
+    name = "burst"
+    kind = "storm"
+    endpoint = "blank"
+    connections = [32]
+    [[scenarios]]
+    name = "sweep"
+    kind = "rate-sweep"
+    endpoint = "blank"
+    connections = [4]
+    warmup = "100ms"
+    duration = "300ms"
+    steps = [0.25, 0.5]
+    [[scenarios]]
+    name = "fixed"
+    kind = "fixed-rate"
+    rate = 200
+    endpoint = "blank"
+    connections = [4]
+    warmup = "100ms"
+    duration = "300ms"
+    [[scenarios]]
+    name = "piped"
+    kind = "pipelined"
+    pipeline = 4
+    endpoint = "blank"
+    connections = [4]
+    warmup = "100ms"
+    duration = "300ms"
+"#;
+
+#[test]
+fn every_kind_has_its_section_and_charts_in_chromium() {
+    let work = scratch("report-kinds");
+    let servers = work.join("servers");
+    let tag = format!("--tag kinds-{}", std::process::id());
+    fake_server(&servers, "calm", "", &tag);
+    fake_server(&servers, "steady", "", &tag);
+    let db = work.join("db.sqlite");
+    let mut store = Store::open(&db).unwrap();
+    let outcome = run_suite(
+        &request(KINDS_SUITE, servers.clone(), &work),
+        &mut store,
+        &mut Quiet {
+            cancel_after: None,
+            finished: 0,
+        },
+    )
+    .unwrap();
+    assert_eq!(outcome.status, RunStatus::Complete);
+    let store = Store::open(&db).unwrap();
+    let r = build_report(&store.run(outcome.run).unwrap());
+
+    // The throughput table: keep-alive, short-lived (K) and pipelined (P)
+    // only; every other kind in its own rows, none of them failed.
+    let tests: Vec<&str> = r.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(tests, ["blank", "k1", "piped"]);
+    assert!(
+        r.cells.iter().all(|c| c.stats.rps.is_some()),
+        "{:?}",
+        r.cells
+    );
+    assert!(r.cell("piped", 4, "steady").unwrap().flags.contains('P'));
+    assert!(r.cell("k1", 4, "steady").unwrap().flags.contains('K'));
+    let k = &r.kinds;
+    assert_eq!(k.failures(), []);
+    assert_eq!(k.idle.len(), 2, "{k:?}");
+    for idle in &k.idle {
+        let open: Vec<f64> = idle.levels.iter().map(|l| l.open).collect();
+        assert_eq!(open, [2.0, 16.0], "{idle:?}");
+        assert!(idle.levels.iter().all(|l| l.pss_bytes > 0.0), "{idle:?}");
+    }
+    assert_eq!(k.storm.len(), 2);
+    assert!(k.storm.iter().all(|s| s.answered == Some(32.0)), "{k:?}");
+    assert_eq!(k.rate_sweep.len(), 2);
+    assert!(k.rate_sweep.iter().all(|s| s.steps.len() == 2), "{k:?}");
+    assert_eq!(k.fixed_rate.len(), 2);
+    let cpu: Vec<f64> = k
+        .fixed_rate
+        .iter()
+        .map(|f| f.server_cpu_us_per_request.unwrap_or(f64::INFINITY))
+        .collect();
+    assert!(cpu[0] <= cpu[1], "ranked lowest first: {cpu:?}");
+    assert_eq!(k.short_lived.len(), 1);
+    assert_eq!(k.short_lived[0].columns.len(), 2, "keep-alive and K = 1");
+
+    let dir = output_dir();
+    let html = dir.join("kinds.html");
+    write_html(&mut std::fs::File::create(&html).unwrap(), &r).unwrap();
+    let found = check_in_browser(&html, &dir.join("kinds.png"));
+    let charts = found["charts"].as_array().unwrap();
+    for kind in [
+        "idle-pss",
+        "idle-cpu",
+        "storm-time",
+        "storm-connect",
+        "sweep",
+        "fixed-cpu",
+        "short-lived",
+    ] {
+        let drawn = charts.iter().filter(|c| c["kind"] == kind).count();
+        assert_eq!(drawn, 1, "{kind}: {found}");
+    }
+    eprintln!(
+        "kinds.html: {} charts, {} series checked against the model key",
+        charts.len(),
+        found["series"]
+    );
+
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schema/report.v1.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
+    let json = serde_json::to_value(&r).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    // The run against itself: each kind compared by its own figures.
+    let comparison = compare(&r, &r);
+    let html = dir.join("kinds-compare.html");
+    write_compare_html(&mut std::fs::File::create(&html).unwrap(), &comparison).unwrap();
+    check_in_browser(&html, &dir.join("kinds-compare.png"));
+    let metrics: std::collections::BTreeSet<String> = comparison
+        .rows
+        .iter()
+        .map(|row| row.metric.key().to_string())
+        .collect();
+    for m in ["requests_per_s", "storm_all_done", "idle_cpu_cores"] {
+        assert!(metrics.contains(m), "{m}: {metrics:?}");
+    }
+    assert!(
+        comparison.in_neither.is_empty(),
+        "{:?}",
+        comparison.in_neither
+    );
+
+    let mut md = Vec::new();
+    write_markdown(&mut md, &r).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("#### Idle connections") && md.contains("#### Connection storm"));
+    let mut csv = Vec::new();
+    write_csv(&mut csv, &r).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(csv.contains(",storm_all_done,s,") && csv.contains(",idle_pss_16,bytes,"));
+    assert!(!csv.contains(",failed,bool,1"), "{csv}");
+    let _ = std::fs::remove_dir_all(&work);
+}
