@@ -9,7 +9,7 @@ use crate::result::{RateSummary, Verdict, WorkerReport};
 /// this much of a core had little time to spare: either way the client may
 /// have set the pace. Kept on the cautious side: a flag on a number that was
 /// fine costs less than a ranking decided by the client.
-const SATURATED: f64 = 0.85;
+pub const SATURATED: f64 = 0.85;
 /// Closed loop keeps every connection busy; fewer in flight means the client
 /// was slow to send the next request.
 const MIN_IN_FLIGHT: f64 = 0.90;
