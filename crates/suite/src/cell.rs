@@ -161,7 +161,7 @@ pub fn run_cell(
         return CellOutcome::Interrupted;
     }
     let measured = match outcome {
-        Ok(Outcome::Done(m)) => m,
+        Ok(Outcome::Done(m)) => *m,
         Ok(Outcome::Idle {
             mut measured,
             result,
@@ -169,7 +169,7 @@ pub fn run_cell(
             heartbeat,
         }) => {
             measured.facts = Some(kinds::idle_facts(&result, &samples, hold, heartbeat));
-            measured
+            *measured
         }
         Err(e) if !timed_out => return failed(key, e, started, at),
         Err(_) => {

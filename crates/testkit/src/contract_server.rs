@@ -73,12 +73,10 @@ pub fn run_contract_server(
 ) -> ! {
     let cache: Cache = Arc::default();
     let served = Arc::new(AtomicU64::new(0));
-    let mut accepted = 0u64;
-    for stream in listener.incoming() {
-        if accept_limit.is_some_and(|limit| accepted >= limit) {
+    for (accepted, stream) in listener.incoming().enumerate() {
+        if accept_limit.is_some_and(|limit| accepted as u64 >= limit) {
             break;
         }
-        accepted += 1;
         let Ok(stream) = stream else { continue };
         let (cache, served) = (Arc::clone(&cache), Arc::clone(&served));
         std::thread::spawn(move || {

@@ -254,10 +254,10 @@ pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) 
 /// What a cell of the kind measured. An idle cell's facts come later, from
 /// the samples (see [`idle_facts`]): it hands back its engine result for it.
 pub enum Outcome {
-    Done(Measured),
+    Done(Box<Measured>),
     Idle {
-        measured: Measured,
-        result: netbench_engine::IdleResult,
+        measured: Box<Measured>,
+        result: Box<netbench_engine::IdleResult>,
         hold: Duration,
         heartbeat: Option<Duration>,
     },
@@ -270,8 +270,11 @@ pub fn measure_cell(
     m: &Measure<'_>,
 ) -> Result<Outcome, String> {
     let mut plan = base_plan(scenario, connections, m);
-    let done =
-        |(r, cpu, from), facts| Ok(Outcome::Done(engine_run::from_result(r, cpu, from, facts)));
+    let done = |(r, cpu, from), facts| {
+        Ok(Outcome::Done(Box::new(engine_run::from_result(
+            r, cpu, from, facts,
+        ))))
+    };
     match &scenario.kind {
         Kind::Throughput => done(measure_plan(&plan, m)?, None),
         Kind::ShortLived {
@@ -292,17 +295,19 @@ pub fn measure_cell(
             let facts = Facts::Pipelined(PipelinedFacts { depth: *depth });
             done(measure_plan(&plan, m)?, Some(facts))
         }
-        Kind::Storm => storm::measure_storm(connections, m).map(Outcome::Done),
+        Kind::Storm => storm::measure_storm(connections, m).map(|x| Outcome::Done(Box::new(x))),
         Kind::RateSweep { steps, slo_p99 } => {
-            sweep::measure_sweep(&plan, steps, *slo_p99, m).map(Outcome::Done)
+            sweep::measure_sweep(&plan, steps, *slo_p99, m).map(|x| Outcome::Done(Box::new(x)))
         }
-        Kind::FixedRate { rate } => sweep::measure_fixed_rate(&plan, *rate, m).map(Outcome::Done),
+        Kind::FixedRate { rate } => {
+            sweep::measure_fixed_rate(&plan, *rate, m).map(|x| Outcome::Done(Box::new(x)))
+        }
         Kind::Idle { hold, heartbeat } => {
             let (measured, result) =
                 idle::measure_idle(&scenario.connections, *hold, *heartbeat, m)?;
             Ok(Outcome::Idle {
-                measured,
-                result,
+                measured: Box::new(measured),
+                result: Box::new(result),
                 hold: *hold,
                 heartbeat: *heartbeat,
             })
