@@ -45,8 +45,13 @@ fn output_dir() -> PathBuf {
     dir
 }
 
+/// The tests here measure real servers on a small machine: one at a time,
+/// so one's load does not skew the other's figures.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn reports_render_in_chromium_with_every_chart_drawn() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let work = scratch("report");
     let servers = work.join("servers");
     let tag = format!("--tag report-{}", std::process::id());
@@ -476,6 +481,7 @@ const KINDS_SUITE: &str = r#"
 
 #[test]
 fn every_kind_has_its_section_and_charts_in_chromium() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let work = scratch("report-kinds");
     let servers = work.join("servers");
     let tag = format!("--tag kinds-{}", std::process::id());
