@@ -314,11 +314,10 @@ impl Idle<'_> {
         let Some(sock) = self.slots[i].sock.as_ref() else {
             return;
         };
-        let ok = matches!(sock.take_error(), Ok(None));
-        match sock.peer_addr() {
-            Ok(_) if ok => {}
-            Err(e) if ok && e.kind() == std::io::ErrorKind::NotConnected => return,
-            _ => return self.first_failed(i, ErrorKind::Connect),
+        match net::connect_outcome(sock) {
+            net::Connect::Up => {}
+            net::Connect::Pending => return,
+            net::Connect::Failed => return self.first_failed(i, ErrorKind::Connect),
         }
         self.connect.record(now - since);
         self.send(i, true, now);

@@ -38,7 +38,6 @@ pub use request::{build_request, RequestParts};
 pub use result::{LatencySummary, LoadResult, RateSummary, Verdict, WorkerReport};
 pub use run::run;
 pub use target::{parse_url, Host, TargetError, Url};
-pub use verdict::SATURATED as CLIENT_SATURATED;
 
 /// Worker threads to use when the caller does not say: the CPUs this process
 /// may run on (its affinity mask and cgroup quota), at least one.

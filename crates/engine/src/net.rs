@@ -15,6 +15,28 @@ pub(crate) fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(sock)
 }
 
+/// Where a non-blocking connect stands when its socket reports readiness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Connect {
+    Up,
+    /// Woken before the handshake finished: wait for the next event.
+    Pending,
+    Failed,
+}
+
+/// Reads the outcome of a non-blocking connect from its socket.
+pub(crate) fn connect_outcome(sock: &TcpStream) -> Connect {
+    match sock.take_error() {
+        Ok(None) => {}
+        _ => return Connect::Failed,
+    }
+    match sock.peer_addr() {
+        Ok(_) => Connect::Up,
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Connect::Pending,
+        Err(_) => Connect::Failed,
+    }
+}
+
 /// A monotonic timerfd for open-loop pacing: epoll's own timeout has only
 /// millisecond resolution, too coarse for intended send times.
 pub(crate) struct Timer {

@@ -186,7 +186,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     };
     let verdict = judge(
         &workers,
-        plan.connections,
+        plan.reconnect.then_some(plan.connections),
         achieved_concurrency,
         rate,
         error_rate,

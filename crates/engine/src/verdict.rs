@@ -9,7 +9,7 @@ use crate::result::{RateSummary, Verdict, WorkerReport};
 /// this much of a core had little time to spare: either way the client may
 /// have set the pace. Kept on the cautious side: a flag on a number that was
 /// fine costs less than a ranking decided by the client.
-pub const SATURATED: f64 = 0.85;
+const SATURATED: f64 = 0.85;
 /// Closed loop keeps every connection busy; fewer in flight means the client
 /// was slow to send the next request.
 const MIN_IN_FLIGHT: f64 = 0.90;
@@ -18,9 +18,13 @@ const MIN_RATE: f64 = 0.95;
 /// answers no longer describes how busy the connections were.
 const MAX_ERRORS_FOR_IN_FLIGHT: f64 = 0.10;
 
+/// `kept_busy` is the closed loop's configured connections, which it keeps
+/// busy; None for open loop, and for a plan whose connections end one by one
+/// by design (a storm: no reconnects), where a share in flight says nothing
+/// about the client.
 pub(crate) fn judge(
     workers: &[WorkerReport],
-    configured: usize,
+    kept_busy: Option<usize>,
     achieved: f64,
     rate: Option<RateSummary>,
     error_rate: f64,
@@ -31,7 +35,9 @@ pub(crate) fn judge(
         .map(|w| w.cpu_s / w.wall_s)
         .fold(0.0, f64::max);
     let busiest_loop = workers.iter().map(|w| w.loop_busy).fold(0.0, f64::max);
-    let in_flight = rate.is_none().then(|| achieved / configured.max(1) as f64);
+    let in_flight = kept_busy
+        .filter(|_| rate.is_none())
+        .map(|n| achieved / n.max(1) as f64);
 
     let mut deciding = Vec::new();
     let mut context = Vec::new();
@@ -99,7 +105,7 @@ mod tests {
 
     #[test]
     fn idle_client_with_full_pipeline_is_not_bound() {
-        let v = judge(&[worker(0.41, 0.45)], 100, 99.0, None, 0.0);
+        let v = judge(&[worker(0.41, 0.45)], Some(100), 99.0, None, 0.0);
         assert!(!v.client_bound);
         assert_eq!(v.reasons[0], "client CPU 41% of 1 core");
         assert!(v
@@ -109,23 +115,29 @@ mod tests {
 
     #[test]
     fn a_saturated_loop_is_bound() {
-        let v = judge(&[worker(0.3, 0.5), worker(0.5, 0.98)], 100, 95.0, None, 0.0);
+        let v = judge(
+            &[worker(0.3, 0.5), worker(0.5, 0.98)],
+            Some(100),
+            95.0,
+            None,
+            0.0,
+        );
         assert!(v.client_bound);
         assert_eq!(v.reasons[1], "event loop busy 98%");
         assert!((v.busiest_cpu - 0.5).abs() < 1e-9);
         // A core fully used is saturated even if epoll_wait took part of it.
-        let v = judge(&[worker(0.96, 0.85)], 100, 100.0, None, 0.0);
+        let v = judge(&[worker(0.96, 0.85)], Some(100), 100.0, None, 0.0);
         assert!(v.client_bound);
         assert_eq!(v.reasons[0], "client CPU 96% of 1 core");
     }
 
     #[test]
     fn half_the_connections_idle_is_bound() {
-        let v = judge(&[worker(0.6, 0.7)], 10_000, 4_900.0, None, 0.0);
+        let v = judge(&[worker(0.6, 0.7)], Some(10_000), 4_900.0, None, 0.0);
         assert!(v.client_bound);
         assert_eq!(v.reasons[0], "49% of connections in flight");
         // A server that refuses most attempts leaves nothing to judge by.
-        let v = judge(&[worker(0.02, 0.02)], 10, 0.0, None, 1.0);
+        let v = judge(&[worker(0.02, 0.02)], Some(10), 0.0, None, 1.0);
         assert!(!v.client_bound);
         assert!(v
             .reasons
@@ -140,11 +152,11 @@ mod tests {
             achieved_per_s: 500.0,
             ratio: 0.5,
         };
-        let v = judge(&[worker(0.2, 0.2)], 100, 3.0, Some(rate), 0.0);
+        let v = judge(&[worker(0.2, 0.2)], Some(100), 3.0, Some(rate), 0.0);
         assert!(!v.client_bound);
         assert!(v.in_flight.is_none());
         assert!(v.reasons.iter().any(|r| r.contains("server fell behind")));
-        let v = judge(&[worker(0.99, 0.99)], 100, 3.0, Some(rate), 0.0);
+        let v = judge(&[worker(0.99, 0.99)], Some(100), 3.0, Some(rate), 0.0);
         assert!(v.client_bound);
     }
 }

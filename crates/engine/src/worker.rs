@@ -318,15 +318,10 @@ impl<'a> Worker<'a> {
         let Some(sock) = self.slots[i].sock.as_ref() else {
             return;
         };
-        match sock.take_error() {
-            Ok(None) => {}
-            _ => return self.connect_failed(i, now),
-        }
-        match sock.peer_addr() {
-            Ok(_) => {}
-            // Woken before the handshake finished; wait for the next event.
-            Err(e) if e.kind() == std::io::ErrorKind::NotConnected => return,
-            Err(_) => return self.connect_failed(i, now),
+        match net::connect_outcome(sock) {
+            net::Connect::Up => {}
+            net::Connect::Pending => return,
+            net::Connect::Failed => return self.connect_failed(i, now),
         }
         self.slots[i].link = Link::Up;
         if self.window.measuring() {

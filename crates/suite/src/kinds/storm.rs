@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use netbench_engine::{ErrorKind, LoadPlan, Pacing, Stop, CLIENT_SATURATED};
+use netbench_engine::{ErrorKind, LoadPlan, Pacing, Stop};
 
 use super::engine_run::{from_result, measure_plan, Measure, Measured};
 use super::facts::{Facts, StormFacts};
@@ -36,11 +36,6 @@ pub(crate) fn measure_storm(clients: u32, m: &Measure<'_>) -> Result<Measured, S
     let (result, cpu, from) = measure_plan(&plan, m)?;
     let after = listen_counters();
     let connect_errors = result.errors.get(ErrorKind::Connect);
-    // Only a saturated client limits a storm: its connections end one by
-    // one by design, so the closed loop's share-in-flight rule does not
-    // apply.
-    let v = &result.verdict;
-    let client_bound = v.busiest_cpu >= CLIENT_SATURATED || v.busiest_loop >= CLIENT_SATURATED;
     let facts = StormFacts {
         clients,
         answered: result.requests,
@@ -58,11 +53,11 @@ pub(crate) fn measure_storm(clients: u32, m: &Measure<'_>) -> Result<Measured, S
         listen_backlog,
         listen_overflows: before.zip(after).map(|(a, b)| b.0.saturating_sub(a.0)),
         listen_drops: before.zip(after).map(|(a, b)| b.1.saturating_sub(a.1)),
-        client_bound,
+        // The engine judges a plan without reconnects by the client's core
+        // and loop alone: a storm's connections end one by one by design.
+        client_bound: result.verdict.client_bound,
     };
-    let mut measured = from_result(result, cpu, from, Some(Facts::Storm(facts)));
-    measured.client_bound = client_bound;
-    Ok(measured)
+    Ok(from_result(result, cpu, from, Some(Facts::Storm(facts))))
 }
 
 /// The listen backlog the kernel holds for the sockets listening on `port`
