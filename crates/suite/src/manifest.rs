@@ -89,6 +89,35 @@ pub struct ServerManifest {
     /// I/O model), each a named set of environment variables and arguments.
     #[serde(default)]
     pub variants: Vec<Variant>,
+    /// The optional parts of the contract (1.1) the server has; a cell of a
+    /// part it does not offer is left out and reported as such, never failed.
+    #[serde(default)]
+    pub offers: Vec<Offer>,
+}
+
+/// An optional part of the contract (contract/CONTRACT.md, version 1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Offer {
+    /// `GET /db` and `GET /db/list`, read from PostgreSQL.
+    Db,
+    /// `GET /ws`, WebSocket echo.
+    Ws,
+}
+
+impl Offer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Offer::Db => "db",
+            Offer::Ws => "ws",
+        }
+    }
+}
+
+impl ServerManifest {
+    pub fn offers(&self, part: Offer) -> bool {
+        self.offers.contains(&part)
+    }
 }
 
 /// One `[[variants]]` entry of a manifest.
@@ -251,6 +280,11 @@ pub fn parse_manifest(
                 v.name
             )));
         }
+    }
+    let mut offers = m.offers.clone();
+    offers.sort_unstable();
+    if offers.windows(2).any(|w| w[0] == w[1]) {
+        return Err(invalid("`offers` names a part twice".to_string()));
     }
     let mut names: Vec<&str> = m.variants.iter().map(|v| v.name.as_str()).collect();
     names.sort_unstable();
