@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // rootMode says what "/" answers (the optional first argument).
@@ -26,12 +28,17 @@ const maxBodyBytes = 1 << 20
 // always three digits of milliseconds and a literal Z (UTC).
 const dateLayout = "2006-01-02T15:04:05.000Z"
 
-// newHandler returns the routes of the contract.
-func newHandler(root rootMode) http.Handler {
+// newHandler returns the routes of the contract. pool may be nil (no
+// DATABASE_URL): /db and /db/list then answer 503.
+func newHandler(root rootMode, pool *pgxpool.Pool) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /blank", blank)
 	mux.HandleFunc("POST /work", work)
 	mux.HandleFunc("GET /echo/", echo)
+	db := dbHandlers{pool: pool}
+	mux.HandleFunc("GET /db", db.row)
+	mux.HandleFunc("GET /db/list", db.list)
+	mux.HandleFunc("GET /ws", wsEcho)
 	// Without this, ServeMux would redirect "/echo" to "/echo/".
 	mux.HandleFunc("/echo", http.NotFound)
 	switch root {

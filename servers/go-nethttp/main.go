@@ -1,9 +1,11 @@
 // Command server is the netbench reference server for Go's net/http.
 //
 // It follows contract/CONTRACT.md: it listens on HOST:PORT (defaults
-// 127.0.0.1 and 1234), serves /blank, /work and /echo/<text>, and exits on
-// SIGTERM. An optional first argument "0" or "1" makes "/" answer as /blank
-// or /work.
+// 127.0.0.1 and 1234), serves /blank, /work and /echo/<text>, the optional
+// parts db (/db and /db/list from PostgreSQL at DATABASE_URL, through a pgx
+// pool of at most DATABASE_POOL_SIZE connections) and ws (WebSocket echo at
+// /ws), and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
+// answer as /blank or /work.
 package main
 
 import (
@@ -38,16 +40,26 @@ func run() error {
 		}
 	}
 
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	pool, err := openPool(ctx)
+	if err != nil {
+		return err
+	}
+	if pool != nil {
+		defer pool.Close()
+	}
+
+	// Listening only after the pool is set up: the runner takes an accepting
+	// socket as ready.
 	addr := net.JoinHostPort(getenv("HOST", "127.0.0.1"), getenv("PORT", "1234"))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 
-	srv := &http.Server{Handler: newHandler(root)}
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
+	srv := &http.Server{Handler: newHandler(root, pool)}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
