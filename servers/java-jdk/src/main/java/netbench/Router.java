@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
 
 /** The one handler, on context {@code /}: routes by path and method. */
 final class Router implements HttpHandler {
@@ -15,13 +16,18 @@ final class Router implements HttpHandler {
     private static final byte[] OK = "OK".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NOT_FOUND = "not found".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NOT_ALLOWED = "method not allowed".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NO_DATABASE = "no database: DATABASE_URL is not set".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NO_ROW = "no row with that id".getBytes(StandardCharsets.US_ASCII);
     private static final String TEXT = "text/plain";
     private static final String JSON = "application/json";
 
     private final Root root;
+    /** Null when the server runs without DATABASE_URL: the db paths answer 503. */
+    private final Db db;
 
-    Router(Root root) {
+    Router(Root root, Db db) {
         this.root = root;
+        this.db = db;
     }
 
     @Override
@@ -49,6 +55,12 @@ final class Router implements HttpHandler {
                 } else {
                     notAllowed(exchange, "GET");
                 }
+            } else if (path.equals("/db") || path.equals("/db/list")) {
+                if (method.equals("GET")) {
+                    db(exchange, path.equals("/db"));
+                } else {
+                    notAllowed(exchange, "GET");
+                }
             } else {
                 send(exchange, 404, TEXT, NOT_FOUND);
             }
@@ -67,6 +79,34 @@ final class Router implements HttpHandler {
             answer = Work.answer(body);
         } catch (BadRequest e) {
             send(exchange, 400, TEXT, e.getMessage().getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        send(exchange, 200, JSON, answer);
+    }
+
+    private void db(HttpExchange exchange, boolean oneRow) throws IOException {
+        if (db == null) {
+            send(exchange, 503, TEXT, NO_DATABASE);
+            return;
+        }
+        String query = exchange.getRequestURI().getRawQuery();
+        byte[] answer;
+        try {
+            if (oneRow) {
+                answer = db.row(DbParams.id(query));
+                if (answer == null) {
+                    send(exchange, 404, TEXT, NO_ROW);
+                    return;
+                }
+            } else {
+                int from = DbParams.from(query);
+                answer = db.list(from, DbParams.count(query));
+            }
+        } catch (BadRequest e) {
+            send(exchange, 400, TEXT, e.getMessage().getBytes(StandardCharsets.UTF_8));
+            return;
+        } catch (SQLException e) {
+            send(exchange, 500, TEXT, ("database error: " + e.getMessage()).getBytes(StandardCharsets.UTF_8));
             return;
         }
         send(exchange, 200, JSON, answer);

@@ -14,30 +14,40 @@ import java.util.concurrent.Executors;
  * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234),
  * {@code THREADS} (worker threads, default the number of available processors; {@code cached}
  * for a cached pool, which starts a thread whenever every thread is busy: a thread per
- * request in flight, so under keep-alive load one per connection).
+ * request in flight, so under keep-alive load one per connection), {@code DATABASE_URL}
+ * ({@code postgres://user@host:port/db}; without it {@code /db} answers 503) and
+ * {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
 public final class Server {
     private final HttpServer http;
     private final ExecutorService pool;
+    private final Db db;
 
-    private Server(HttpServer http, ExecutorService pool) {
+    private Server(HttpServer http, ExecutorService pool, Db db) {
         this.http = http;
         this.pool = pool;
+        this.db = db;
+    }
+
+    /** {@link #start(InetSocketAddress, int, Router.Root, Db)} without a database. */
+    public static Server start(InetSocketAddress address, int threads, Router.Root root) throws IOException {
+        return start(address, threads, root, null);
     }
 
     /**
      * Binds, starts and returns the server; port 0 picks a free port. {@code threads} 0 means a
-     * cached pool.
+     * cached pool. {@code db} may be null (the db paths answer 503); the server closes it on
+     * {@link #stop}.
      */
-    public static Server start(InetSocketAddress address, int threads, Router.Root root) throws IOException {
+    static Server start(InetSocketAddress address, int threads, Router.Root root, Db db) throws IOException {
         HttpServer http = HttpServer.create(address, 0); // 0: the system's default backlog
         ExecutorService pool = threads == 0 ? Executors.newCachedThreadPool() : Executors.newFixedThreadPool(threads);
         http.setExecutor(pool);
-        http.createContext("/", new Router(root));
+        http.createContext("/", new Router(root, db));
         http.start();
-        return new Server(http, pool);
+        return new Server(http, pool, db);
     }
 
     /** The address the server listens on (with the real port when it was started on port 0). */
@@ -45,10 +55,13 @@ public final class Server {
         return http.getAddress();
     }
 
-    /** Closes the listener and every connection at once, then the worker pool. */
+    /** Closes the listener and every connection at once, then the worker pool and the database pool. */
     public void stop() {
         http.stop(0);
         pool.shutdownNow();
+        if (db != null) {
+            db.close();
+        }
     }
 
     public static void main(String[] args) {
@@ -82,9 +95,24 @@ public final class Server {
             System.err.println("THREADS must be at least 1 (or `cached`)");
             System.exit(2);
         }
+        Db db = null;
+        String databaseUrl = System.getenv("DATABASE_URL");
+        if (databaseUrl != null && !databaseUrl.isEmpty()) {
+            try {
+                db = Db.open(databaseUrl, System.getenv("DATABASE_POOL_SIZE"));
+            } catch (IllegalArgumentException e) {
+                System.err.println(e.getMessage());
+                System.exit(2);
+                return;
+            } catch (RuntimeException e) { // HikariCP's PoolInitializationException: no connection
+                System.err.println("cannot connect to the database: " + e.getMessage());
+                System.exit(1);
+                return;
+            }
+        }
         Server server;
         try {
-            server = start(new InetSocketAddress(host, port), threads, root);
+            server = start(new InetSocketAddress(host, port), threads, root, db);
         } catch (IOException | RuntimeException e) {
             System.err.println("cannot listen on " + host + ":" + port + ": " + e);
             System.exit(1);
@@ -93,7 +121,8 @@ public final class Server {
         // SIGTERM runs the shutdown hooks: stop accepting, close connections, let the JVM exit.
         Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "shutdown"));
         System.err.println("java-jdk listening on " + host + ":" + server.address().getPort()
-                + " with " + (threads == 0 ? "a cached pool of" : threads) + " worker threads");
+                + " with " + (threads == 0 ? "a cached pool of" : threads) + " worker threads"
+                + (db == null ? ", no database" : ", database pool of " + Db.poolSize(System.getenv("DATABASE_POOL_SIZE"))));
     }
 
     private static String env(String name, String fallback) {

@@ -173,6 +173,17 @@ class ServerTest {
     void wrongMethod() throws Exception {
         assertEquals(405, request(RawHttp.get("/work")).status);
         assertEquals(405, request(RawHttp.post("/blank", "{}")).status);
+        assertEquals(405, request(RawHttp.post("/db?id=1", "{}")).status);
+    }
+
+    @Test
+    void dbWithoutDatabase() throws Exception {
+        for (String path : new String[] {"/db?id=1", "/db/list?from=1", "/db?id=abc"}) {
+            RawHttp.Response r = request(RawHttp.get(path));
+            assertEquals(503, r.status, path);
+            assertFramedAndDated(r);
+        }
+        assertEquals(404, request(RawHttp.get("/db/other")).status);
     }
 
     @Test
