@@ -1,12 +1,20 @@
 //! netbench reference server on hyper 1.x (HTTP/1.1) and the tokio
-//! multi-thread runtime: one task per connection, epoll underneath.
+//! multi-thread runtime: one task per connection, epoll underneath. This file
+//! owns the process (environment, arguments, signals), the accept loop and
+//! the routing; the endpoints with real work live in their own modules.
 //!
-//! Environment: `HOST` (default `127.0.0.1`), `PORT` (default `1234`).
+//! Environment: `HOST` (default `127.0.0.1`), `PORT` (default `1234`),
+//! `DATABASE_URL` and `DATABASE_POOL_SIZE` for `/db` (optional).
 //! Optional first argument `0` or `1`: `/` answers as `/blank` or `/work`.
 
+mod db;
+#[cfg(test)]
+mod server_tests;
 mod work;
+mod ws;
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -17,9 +25,9 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -32,11 +40,21 @@ enum Root {
     Work,
 }
 
+/// What every connection shares.
+struct App {
+    root: Root,
+    /// `None` without DATABASE_URL: `/db` then answers 503.
+    db: Option<deadpool_postgres::Pool>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
     Blank,
     Work,
     Echo,
+    Db,
+    DbList,
+    Ws,
     NotFound,
 }
 
@@ -44,6 +62,9 @@ fn route(path: &str, root: Root) -> Route {
     match path {
         "/blank" => Route::Blank,
         "/work" => Route::Work,
+        "/db" => Route::Db,
+        "/db/list" => Route::DbList,
+        "/ws" => Route::Ws,
         "/" => match root {
             Root::Blank => Route::Blank,
             Root::Work => Route::Work,
@@ -76,17 +97,23 @@ fn not_allowed(allow: &'static str) -> Response<Full<Bytes>> {
 
 async fn handle(
     request: Request<Incoming>,
-    root: Root,
+    app: &'static App,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let path = request.uri().path();
-    let response = match (route(path, root), request.method()) {
-        (Route::Blank, &Method::GET) => respond(StatusCode::OK, TEXT, "OK"),
-        (Route::Echo, &Method::GET) => {
-            let text = path.strip_prefix("/echo/").unwrap_or_default();
+    let route = route(request.uri().path(), app.root);
+    // Owned, so that `/ws` can take the request itself for its upgrade.
+    let method = request.method().clone();
+    let response = match (route, method) {
+        (Route::Blank, Method::GET) => respond(StatusCode::OK, TEXT, "OK"),
+        (Route::Echo, Method::GET) => {
+            let text = request
+                .uri()
+                .path()
+                .strip_prefix("/echo/")
+                .unwrap_or_default();
             let text = Bytes::copy_from_slice(text.as_bytes());
             respond(StatusCode::OK, TEXT, text)
         }
-        (Route::Work, &Method::POST) => {
+        (Route::Work, Method::POST) => {
             // Content-Length or chunked: hyper decodes both.
             match request.into_body().collect().await {
                 Ok(body) => match work::answer(&body.to_bytes()) {
@@ -96,11 +123,63 @@ async fn handle(
                 Err(_) => respond(StatusCode::BAD_REQUEST, TEXT, "cannot read the body"),
             }
         }
+        (Route::Db, Method::GET) => db::one(app.db.as_ref(), request.uri().query()).await,
+        (Route::DbList, Method::GET) => db::list(app.db.as_ref(), request.uri().query()).await,
+        (Route::Ws, Method::GET) => ws::upgrade(request),
         (Route::NotFound, _) => respond(StatusCode::NOT_FOUND, TEXT, "not found"),
         (Route::Work, _) => not_allowed("POST"),
-        (Route::Blank | Route::Echo, _) => not_allowed("GET"),
+        (Route::Blank | Route::Echo | Route::Db | Route::DbList | Route::Ws, _) => {
+            not_allowed("GET")
+        }
     };
     Ok(response)
+}
+
+/// Accepts and serves connections until `shutdown` completes, then lets the
+/// requests in flight finish for at most a second.
+async fn serve(listener: TcpListener, app: &'static App, shutdown: impl Future<Output = ()>) {
+    // hyper-util's GracefulShutdown cannot watch a connection served
+    // `with_upgrades()`, which `/ws` needs, so this does the same by hand: a
+    // watch channel tells every connection to stop, and `closed()` resolves
+    // once the last one has dropped its receiver.
+    let (stop, stopping) = watch::channel(());
+    let http = http1::Builder::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = match accepted {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        // EMFILE and the like: keep serving the connections we have.
+                        eprintln!("accept: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                let service = service_fn(move |request| handle(request, app));
+                let connection = http.serve_connection(TokioIo::new(stream), service).with_upgrades();
+                let mut stopping = stopping.clone();
+                tokio::spawn(async move {
+                    tokio::pin!(connection);
+                    // Errors here are clients going away mid-request: nothing to report.
+                    tokio::select! {
+                        _ = connection.as_mut() => {}
+                        _ = stopping.changed() => {
+                            // Closes the connection once idle, after the request in flight.
+                            connection.as_mut().graceful_shutdown();
+                            let _ = connection.await;
+                        }
+                    }
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    drop(stopping);
+    let _ = stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(1), stop.closed()).await;
 }
 
 fn parse_args() -> Result<Root, String> {
@@ -141,6 +220,13 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let db = match db::pool_from_env() {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     // A bare IPv6 address such as `::1` works too: the pair is not a "host:port" string.
     let listener = match TcpListener::bind((host.as_str(), port)).await {
         Ok(listener) => listener,
@@ -152,38 +238,18 @@ async fn main() -> ExitCode {
     let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
     let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
     if let Ok(addr) = listener.local_addr() {
-        eprintln!("rust-hyper listening on {addr}");
+        let db = if db.is_some() { "with" } else { "without" };
+        eprintln!("rust-hyper listening on {addr}, {db} a database");
     }
-
-    let http = http1::Builder::new();
-    let graceful = GracefulShutdown::new();
-    loop {
+    let shutdown = async move {
         tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, _) = match accepted {
-                    Ok(conn) => conn,
-                    Err(e) => {
-                        // EMFILE and the like: keep serving the connections we have.
-                        eprintln!("accept: {e}");
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                        continue;
-                    }
-                };
-                let service = service_fn(move |request| handle(request, root));
-                let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-                tokio::spawn(async move {
-                    // Errors here are clients going away mid-request: nothing to report.
-                    let _ = connection.await;
-                });
-            }
-            _ = terminate.recv() => break,
-            _ = interrupt.recv() => break,
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
         }
-    }
-    // Stop accepting; close idle keep-alive connections and let requests in
-    // flight finish, for at most a second.
-    drop(listener);
-    let _ = tokio::time::timeout(Duration::from_secs(1), graceful.shutdown()).await;
+    };
+    // Leaked: it lives as long as the process, and a plain reference spares
+    // every request an atomic reference count shared by all worker threads.
+    serve(listener, Box::leak(Box::new(App { root, db })), shutdown).await;
     ExitCode::SUCCESS
 }
 
@@ -203,5 +269,10 @@ mod tests {
         assert_eq!(route("/", Root::Blank), Route::Blank);
         assert_eq!(route("/", Root::Work), Route::Work);
         assert_eq!(route("/blank/", Root::Blank), Route::NotFound);
+        assert_eq!(route("/db", Root::NotFound), Route::Db);
+        assert_eq!(route("/db/list", Root::NotFound), Route::DbList);
+        assert_eq!(route("/db/", Root::NotFound), Route::NotFound);
+        assert_eq!(route("/ws", Root::NotFound), Route::Ws);
+        assert_eq!(route("/ws/", Root::NotFound), Route::NotFound);
     }
 }
