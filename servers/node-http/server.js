@@ -1,12 +1,20 @@
-// netbench reference server for Node.js's node:http (no dependencies).
+// netbench reference server for Node.js's node:http.
 //
 // Follows contract/CONTRACT.md: listens on HOST:PORT (defaults 127.0.0.1 and
 // 1234), serves /blank, /work and /echo/<text>, exits on SIGTERM. An optional
 // first argument "0" or "1" makes "/" answer as /blank or /work.
+//
+// The optional parts of contract 1.1: /db and /db/list read PostgreSQL
+// through node-postgres' Pool (DATABASE_URL, at most DATABASE_POOL_SIZE
+// connections); /ws is a WebSocket echo by the ws package, attached to
+// node:http's 'upgrade' event. Without DATABASE_URL the server runs all the
+// same and /db answers 503.
 
 import http from 'node:http';
 import process from 'node:process';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { WebSocketServer } from 'ws';
 
 /** Largest /work request body accepted. */
 const MAX_BODY_BYTES = 1 << 20;
@@ -122,6 +130,136 @@ function echo(req, res, path) {
   send(res, 200, 'text/plain', path.slice('/echo/'.length));
 }
 
+// -- db ----------------------------------------------------------------------
+
+/** The pool size when DATABASE_POOL_SIZE is unset (the contract's minimum). */
+const DEFAULT_POOL_SIZE = 4;
+
+/** /db/list's count when the query has none, and its largest allowed value. */
+const DEFAULT_COUNT = 100;
+const MAX_COUNT = 1000;
+
+// Beyond PostgreSQL's integer range the query itself would fail; the contract
+// wants such a number answered 400 like any other bad parameter.
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+const INTEGER_RE = /^-?[0-9]+$/;
+
+const ROW_SQL = 'SELECT id, name, description, quantity, price, updated FROM items WHERE id = $1';
+const LIST_SQL =
+  'SELECT id, name, description, quantity, price, updated FROM items WHERE id >= $1 ORDER BY id LIMIT $2';
+
+/** A decimal integer that fits a 32-bit signed integer, or null. */
+export function parseInt32(s) {
+  if (typeof s !== 'string' || !INTEGER_RE.test(s)) return null;
+  const n = Number(s);
+  return n >= INT32_MIN && n <= INT32_MAX ? n : null;
+}
+
+/** The id of `/db?id=N` (a URLSearchParams), or null for a 400. */
+export function parseRowQuery(params) {
+  return parseInt32(params.get('id'));
+}
+
+/** `{ from, count }` of `/db/list?from=N&count=M` (a URLSearchParams), or null for a 400. */
+export function parseListQuery(params) {
+  const from = parseInt32(params.get('from'));
+  if (from === null) return null;
+  const c = params.get('count');
+  const count = c === null ? DEFAULT_COUNT : parseInt32(c);
+  if (count === null || count < 1 || count > MAX_COUNT) return null;
+  return { from, count };
+}
+
+/**
+ * A row of `items` as node-postgres returns it, in the contract's JSON shape.
+ * node-postgres gives numeric as a string (it may not fit a double in
+ * general; the contract's prices do) and timestamptz as a Date, whose
+ * toISOString is UTC with three digits of milliseconds.
+ */
+export function renderRow(row) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    quantity: row.quantity,
+    price: Number(row.price),
+    updated: row.updated.toISOString(),
+  };
+}
+
+/**
+ * The pool size DATABASE_POOL_SIZE asks for (a positive integer; the default
+ * when unset or empty). Throws on anything else.
+ */
+export function poolSize(value) {
+  if (value === undefined || value === '') return DEFAULT_POOL_SIZE;
+  const n = parseInt32(value);
+  if (n === null || n < 1) throw new Error(`DATABASE_POOL_SIZE=${JSON.stringify(value)}: not a positive integer`);
+  return n;
+}
+
+/** node-postgres' Pool for DATABASE_URL, or null when there is none. */
+export function createPool(env) {
+  if (!env.DATABASE_URL) return null;
+  const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: poolSize(env.DATABASE_POOL_SIZE) });
+  // An idle client whose connection breaks emits 'error' on the pool; without
+  // a listener that would end the process.
+  pool.on('error', (err) => console.error('server: idle database connection:', err.message));
+  return pool;
+}
+
+function noDatabase(res) {
+  send(res, 503, 'text/plain', 'no database: DATABASE_URL is not set');
+}
+
+function databaseFailed(res, err) {
+  console.error('server: database:', err.message);
+  send(res, 500, 'text/plain', 'database error');
+}
+
+function dbRow(req, res, pool, params) {
+  const id = parseRowQuery(params);
+  if (id === null) {
+    send(res, 400, 'text/plain', 'bad request: id must be a 32-bit integer');
+  } else if (pool === null) {
+    noDatabase(res);
+  } else {
+    pool.query(ROW_SQL, [id]).then(
+      ({ rows }) => {
+        if (rows.length === 0) send(res, 404, 'text/plain', 'no such row');
+        else send(res, 200, 'application/json', JSON.stringify(renderRow(rows[0])));
+      },
+      (err) => databaseFailed(res, err),
+    );
+  }
+}
+
+function dbList(req, res, pool, params) {
+  const q = parseListQuery(params);
+  if (q === null) {
+    send(res, 400, 'text/plain', 'bad request: from must be a 32-bit integer, count one from 1 to 1000');
+  } else if (pool === null) {
+    noDatabase(res);
+  } else {
+    pool.query(LIST_SQL, [q.from, q.count]).then(
+      ({ rows }) => send(res, 200, 'application/json', JSON.stringify(rows.map(renderRow))),
+      (err) => databaseFailed(res, err),
+    );
+  }
+}
+
+// -- ws ----------------------------------------------------------------------
+
+function echoMessages(ws) {
+  // ws answers pings and closes by itself; a text message arrives as its
+  // UTF-8 bytes (already validated), so it goes back without decoding.
+  ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
+  // A protocol error (an unmasked frame, bad UTF-8, ...) has already closed
+  // the connection with its code; without a listener it would end the process.
+  ws.on('error', () => {});
+}
+
 function notFound(req, res) {
   send(res, 404, 'text/plain', 'not found');
 }
@@ -134,12 +272,12 @@ function methodNotAllowed(req, res, allow) {
 /**
  * Creates the server (not yet listening). `root` is the optional first
  * argument: '0' makes "/" answer as /blank, '1' as /work, undefined leaves
- * "/" unknown.
+ * "/" unknown. `pool` is node-postgres' Pool for /db, or null for none.
  */
-export function createServer(root) {
+export function createServer(root, { pool = null } = {}) {
   const rootHandler = root === '0' ? blank : root === '1' ? work : null;
 
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const url = req.url;
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -154,6 +292,13 @@ export function createServer(root) {
     } else if (path.startsWith('/echo/')) {
       if (get) echo(req, res, path);
       else methodNotAllowed(req, res, 'GET, HEAD');
+    } else if (path === '/db' || path === '/db/list') {
+      if (!get) methodNotAllowed(req, res, 'GET, HEAD');
+      else if (path === '/db') dbRow(req, res, pool, new URLSearchParams(url.slice(path.length)));
+      else dbList(req, res, pool, new URLSearchParams(url.slice(path.length)));
+    } else if (path === '/ws') {
+      res.setHeader('Upgrade', 'websocket');
+      send(res, 426, 'text/plain', 'upgrade required');
     } else if (path === '/' && rootHandler !== null) {
       if (rootHandler === work ? req.method === 'POST' : get) rootHandler(req, res);
       else methodNotAllowed(req, res, rootHandler === work ? 'POST' : 'GET, HEAD');
@@ -161,6 +306,26 @@ export function createServer(root) {
       notFound(req, res);
     }
   });
+
+  // No compression: the contract's client offers none, and a WebSocket
+  // server that negotiated it would be measured doing other work.
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  server.on('upgrade', (req, socket, head) => {
+    const q = req.url.indexOf('?');
+    if ((q === -1 ? req.url : req.url.slice(0, q)) === '/ws') {
+      wss.handleUpgrade(req, socket, head, echoMessages);
+      return;
+    }
+    // node:http hands every upgrade request here, whatever its path; the
+    // socket is ours now, with no error listener of node:http's.
+    socket.on('error', () => {});
+    socket.end(
+      'HTTP/1.1 404 Not Found\r\n' +
+        `Date: ${new Date().toUTCString()}\r\n` +
+        'Content-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found',
+    );
+  });
+  return server;
 }
 
 function main() {
@@ -172,15 +337,27 @@ function main() {
   const host = process.env.HOST || '127.0.0.1';
   const port = Number(process.env.PORT || '1234');
 
-  const server = createServer(root);
+  let pool;
+  try {
+    pool = createPool(process.env);
+  } catch (err) {
+    console.error('server:', err.message);
+    process.exit(1);
+  }
+
+  const server = createServer(root, { pool });
   server.on('error', (err) => {
     console.error('server:', err.message);
     process.exit(1);
   });
   server.listen(port, host);
 
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
     server.close(() => process.exit(0));
+    pool?.end().catch(() => {});
     // Connections that are mid-request get a short grace period.
     setTimeout(() => process.exit(0), 2000).unref();
   };

@@ -1,6 +1,18 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from '../server.js';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import WebSocket from 'ws';
+import {
+  createServer,
+  createPool,
+  parseInt32,
+  parseListQuery,
+  parseRowQuery,
+  poolSize,
+  renderRow,
+} from '../server.js';
 
 const EXAMPLE = {
   product: 'WidgetPro-7',
@@ -24,12 +36,13 @@ const EXAMPLE_ANSWER = {
 };
 
 /** Starts a server on a free loopback port; returns its base URL and a stop function. */
-async function start(root) {
-  const server = createServer(root);
+async function start(root, options) {
+  const server = createServer(root, options);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
   return {
     url: `http://127.0.0.1:${port}`,
+    port,
     stop: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -206,5 +219,348 @@ describe('"/" compat mode', () => {
     } finally {
       await srv.stop();
     }
+  });
+});
+
+// -- db -----------------------------------------------------------------------
+
+/** The contract's example row, id 1, as JSON text. */
+const ROW_1_JSON =
+  '{"id":1,"name":"item-1","description":"Row 1 of the netbench items table: \\"seeded\\", fixed & checked.",' +
+  '"quantity":31,"price":79.19,"updated":"2020-01-01T00:20:34.567Z"}';
+
+/** Row i of contract/db/schema.sql, as the contract says /db answers it. */
+function expectedRow(i) {
+  return {
+    id: i,
+    name: `item-${i}`,
+    description: `Row ${i} of the netbench items table: "seeded", fixed & checked.`,
+    quantity: (i * 31) % 1000,
+    price: ((i * 7919) % 100000) / 100,
+    updated: new Date(Date.UTC(2020, 0, 1) + i * 1234567).toISOString(),
+  };
+}
+
+describe('db parameters and rows', () => {
+  const q = (s) => new URLSearchParams(s);
+
+  test('32-bit integers', () => {
+    for (const [s, want] of [
+      ['1', 1],
+      ['10000', 10000],
+      ['0', 0],
+      ['2147483647', 2147483647],
+      ['-2147483648', -2147483648],
+      ['007', 7],
+    ]) {
+      assert.equal(parseInt32(s), want, s);
+    }
+    const bad = [null, '', 'abc', '1.5', '1e3', ' 1', '1 ', '+1', '0x10', '2147483648', '-2147483649', '9'.repeat(20)];
+    for (const s of bad) {
+      assert.equal(parseInt32(s), null, String(s));
+    }
+  });
+
+  test('/db?id=N', () => {
+    assert.equal(parseRowQuery(q('id=42')), 42);
+    for (const s of ['', 'id=', 'id=abc', 'id=1.5', 'id=2147483648', 'from=1']) {
+      assert.equal(parseRowQuery(q(s)), null, s);
+    }
+  });
+
+  test('/db/list?from=N&count=M', () => {
+    assert.deepEqual(parseListQuery(q('from=1')), { from: 1, count: 100 });
+    assert.deepEqual(parseListQuery(q('from=9999&count=1')), { from: 9999, count: 1 });
+    assert.deepEqual(parseListQuery(q('from=5&count=1000')), { from: 5, count: 1000 });
+    const bad = [
+      '',
+      'count=5',
+      'from=',
+      'from=x',
+      'from=2147483648',
+      'from=1&count=',
+      'from=1&count=0',
+      'from=1&count=1001',
+      'from=1&count=-1',
+      'from=1&count=1.5',
+    ];
+    for (const s of bad) {
+      assert.equal(parseListQuery(q(s)), null, s);
+    }
+  });
+
+  test('DATABASE_POOL_SIZE', () => {
+    assert.equal(poolSize(undefined), 4);
+    assert.equal(poolSize(''), 4);
+    assert.equal(poolSize('8'), 8);
+    for (const s of ['0', '-1', 'x', '2.5']) assert.throws(() => poolSize(s), s);
+    assert.equal(createPool({}), null);
+  });
+
+  test('a row as node-postgres returns it renders as the contract example', () => {
+    // numeric arrives as a string, timestamptz as a Date.
+    const row = {
+      id: 1,
+      name: 'item-1',
+      description: 'Row 1 of the netbench items table: "seeded", fixed & checked.',
+      quantity: 31,
+      price: '79.19',
+      updated: new Date('2020-01-01T00:20:34.567Z'),
+    };
+    assert.equal(JSON.stringify(renderRow(row)), ROW_1_JSON);
+    assert.deepEqual(renderRow(row), expectedRow(1));
+    // Three digits of milliseconds even when they are zero; UTC always.
+    const whole = renderRow({ ...row, price: '1000.00', updated: new Date('2021-06-01T12:00:00+02:00') });
+    assert.equal(whole.updated, '2021-06-01T10:00:00.000Z');
+    assert.equal(JSON.stringify(whole.price), '1000');
+  });
+
+  test('without DATABASE_URL: /db answers 503, bad parameters 400', async () => {
+    const srv = await start(undefined, { pool: null });
+    try {
+      assert.equal((await request(`${srv.url}/db?id=1`)).status, 503);
+      assert.equal((await request(`${srv.url}/db/list?from=1`)).status, 503);
+      assert.equal((await request(`${srv.url}/db?id=abc`)).status, 400);
+      assert.equal((await request(`${srv.url}/db/list?from=1&count=0`)).status, 400);
+      assert.equal((await request(`${srv.url}/blank`)).body, 'OK');
+    } finally {
+      await srv.stop();
+    }
+  });
+});
+
+const DATABASE_URL = process.env.DATABASE_URL;
+
+const dbSkip = DATABASE_URL ? false : 'DATABASE_URL is not set: start one with scripts/pg-dev.sh';
+
+describe('db against PostgreSQL (DATABASE_URL)', { skip: dbSkip }, () => {
+  let srv;
+  let pool;
+  let admin;
+  before(async () => {
+    pool = createPool({ DATABASE_URL, DATABASE_POOL_SIZE: '4' });
+    srv = await start(undefined, { pool });
+    admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+  });
+  after(async () => {
+    await srv.stop();
+    await pool.end();
+    await admin.end();
+  });
+
+  const json = async (path, status = 200) => {
+    const a = await request(srv.url + path);
+    assert.equal(a.status, status, `${path}: ${a.body}`);
+    if (status === 200) assert.equal(a.headers.get('content-type'), 'application/json');
+    return status === 200 ? JSON.parse(a.body) : a.body;
+  };
+
+  test('/db?id=N: the contract example and other rows', async () => {
+    assert.deepEqual(await json('/db?id=1'), JSON.parse(ROW_1_JSON));
+    for (const i of [2, 1000, 4321, 10000]) assert.deepEqual(await json(`/db?id=${i}`), expectedRow(i));
+  });
+
+  test('/db/list', async () => {
+    const all = await json('/db/list?from=1');
+    assert.equal(all.length, 100);
+    assert.deepEqual(all, Array.from({ length: 100 }, (_, k) => expectedRow(k + 1)));
+    assert.deepEqual(await json('/db/list?from=500&count=1'), [expectedRow(500)]);
+    assert.deepEqual(await json('/db/list?from=9999&count=5'), [expectedRow(9999), expectedRow(10000)]);
+    assert.deepEqual(await json('/db/list?from=10001'), []);
+    assert.equal((await json('/db/list?from=1&count=1000')).length, 1000);
+  });
+
+  test('errors', async () => {
+    for (const path of ['/db?id=0', '/db?id=10001', '/db?id=-5', '/db?id=2147483647']) await json(path, 404);
+    const bad = ['/db?id=abc', '/db?id=1.5', '/db?id=', '/db', '/db?id=2147483648'];
+    bad.push('/db/list', '/db/list?from=', '/db/list?from=1&count=0', '/db/list?from=1&count=1001');
+    for (const path of bad) await json(path, 400);
+  });
+
+  test('answers follow the database', async () => {
+    const id = 7777;
+    try {
+      await admin.query(
+        "UPDATE items SET name = 'changed', quantity = 1, price = 12345.60, updated = '1999-12-31T23:59:59.001Z' " +
+          'WHERE id = $1',
+        [id],
+      );
+      assert.deepEqual(await json(`/db?id=${id}`), {
+        ...expectedRow(id),
+        name: 'changed',
+        quantity: 1,
+        price: 12345.6,
+        updated: '1999-12-31T23:59:59.001Z',
+      });
+    } finally {
+      const r = expectedRow(id);
+      await admin.query('UPDATE items SET name = $2, quantity = $3, price = $4, updated = $5 WHERE id = $1', [
+        id,
+        r.name,
+        r.quantity,
+        r.price,
+        r.updated,
+      ]);
+    }
+    assert.deepEqual(await json(`/db?id=${id}`), expectedRow(id));
+  });
+});
+
+// -- ws -----------------------------------------------------------------------
+
+/** Opens a WebSocket to the server's /ws, offering no extension. */
+async function openWs(srv) {
+  const ws = new WebSocket(`ws://127.0.0.1:${srv.port}/ws`, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return ws;
+}
+
+/** The next message on `ws`, as `{ data, isBinary }`. */
+function nextMessage(ws) {
+  return new Promise((resolve, reject) => {
+    const onMessage = (data, isBinary) => {
+      ws.off('close', onClose);
+      resolve({ data, isBinary });
+    };
+    const onClose = (code) => {
+      ws.off('message', onMessage);
+      reject(new Error(`closed (${code}) before a message came`));
+    };
+    ws.once('message', onMessage);
+    ws.once('close', onClose);
+  });
+}
+
+describe('ws echo', () => {
+  let srv;
+  let ws;
+  before(async () => {
+    srv = await start(undefined);
+    ws = await openWs(srv);
+  });
+  after(async () => {
+    ws.terminate();
+    await srv.stop();
+  });
+
+  test('handshake: no extension', async () => {
+    const other = new WebSocket(`ws://127.0.0.1:${srv.port}/ws`); // offers permessage-deflate
+    const res = await new Promise((resolve, reject) => {
+      other.once('upgrade', resolve);
+      other.once('error', reject);
+    });
+    assert.equal(res.statusCode, 101);
+    assert.equal(res.headers['sec-websocket-extensions'], undefined);
+    other.terminate();
+  });
+
+  test('text, binary and empty messages keep their type and payload', async () => {
+    for (const [payload, binary] of [
+      ['hello', false],
+      ['ünïcödé ✓', false],
+      ['', false],
+      [Buffer.alloc(0), true],
+      [randomBytes(125), true],
+      [randomBytes(126), true],
+      [randomBytes(70000), true],
+    ]) {
+      const got = nextMessage(ws);
+      ws.send(payload, { binary });
+      const { data, isBinary } = await got;
+      assert.equal(isBinary, binary);
+      assert.deepEqual(data, Buffer.from(payload));
+    }
+  });
+
+  test('64 KiB text and binary messages', async () => {
+    const text = 'x'.repeat(64 * 1024);
+    const bytes = randomBytes(64 * 1024);
+    let got = nextMessage(ws);
+    ws.send(text);
+    assert.equal((await got).data.toString(), text);
+    got = nextMessage(ws);
+    ws.send(bytes);
+    assert.deepEqual((await got).data, bytes);
+  });
+
+  test('many messages come back in order', async () => {
+    const want = Array.from({ length: 50 }, (_, i) => `m${i}`);
+    const got = [];
+    const done = new Promise((resolve) => {
+      const on = (data) => {
+        got.push(data.toString());
+        if (got.length === want.length) {
+          ws.off('message', on);
+          resolve();
+        }
+      };
+      ws.on('message', on);
+    });
+    for (const m of want) ws.send(m);
+    await done;
+    assert.deepEqual(got, want);
+  });
+
+  test('ping gets a pong with the same payload', async () => {
+    const pong = new Promise((resolve) => ws.once('pong', resolve));
+    ws.ping(Buffer.from('are you there'));
+    assert.equal((await pong).toString(), 'are you there');
+  });
+
+  test('a fragmented message with a ping between its fragments', async () => {
+    const pong = new Promise((resolve) => ws.once('pong', resolve));
+    const got = nextMessage(ws);
+    ws.send('one-', { fin: false });
+    ws.ping('mid');
+    ws.send('two-', { fin: false });
+    ws.send('three', { fin: true });
+    assert.equal((await pong).toString(), 'mid');
+    const { data, isBinary } = await got;
+    assert.equal(isBinary, false);
+    assert.equal(data.toString(), 'one-two-three');
+  });
+
+  test('close is answered with the same code', async () => {
+    const other = await openWs(srv);
+    const closed = new Promise((resolve) => other.once('close', (code) => resolve(code)));
+    other.close(4001);
+    assert.equal(await closed, 4001);
+  });
+
+  test('an unmasked client frame closes the connection without an echo', async () => {
+    const sock = net.connect(srv.port, '127.0.0.1');
+    const received = [];
+    sock.on('data', (d) => received.push(d));
+    const ended = new Promise((resolve) => sock.on('close', resolve));
+    sock.write(
+      'GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    // An unmasked text frame "hi".
+    sock.write(Buffer.from([0x81, 0x02, 0x68, 0x69]));
+    await ended;
+    const all = Buffer.concat(received);
+    const head = all.indexOf('\r\n\r\n');
+    assert.match(all.subarray(0, head).toString(), /^HTTP\/1\.1 101 /);
+    assert.match(all.subarray(0, head).toString(), /Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=/i);
+    const frames = all.subarray(head + 4);
+    // Either nothing or a close frame with code 1002, never the echo.
+    if (frames.length > 0) {
+      assert.equal(frames[0], 0x88);
+      assert.equal(frames.readUInt16BE(2), 1002);
+    }
+  });
+
+  test('/ws without an upgrade, and an upgrade elsewhere', async () => {
+    assert.ok([400, 404, 426].includes((await request(`${srv.url}/ws`)).status));
+    const other = new WebSocket(`ws://127.0.0.1:${srv.port}/blank`);
+    other.on('error', () => {}); // terminate() below, mid-handshake, reports one
+    const res = await new Promise((resolve) => other.once('unexpected-response', (req, r) => resolve(r)));
+    assert.equal(res.statusCode, 404);
+    other.terminate();
   });
 });
