@@ -5,7 +5,8 @@ Follows contract/CONTRACT.md: listens on HOST:PORT (defaults 127.0.0.1 and
 first argument "0" or "1" makes "/" answer as /blank or /work.
 
 `python server.py` starts uvicorn with one worker process per CPU this
-process may run on (len(os.sched_getaffinity(0))), access log off, otherwise
+process may run on (len(os.sched_getaffinity(0))), access log off and log
+level "warning" (no line per WebSocket connection either), otherwise
 uvicorn's defaults: uvicorn[standard] makes its "auto" loop and HTTP parser
 uvloop and httptools. The uvicorn main process binds the socket and supervises
 the workers; each worker is one asyncio (uvloop) event loop in one thread.
@@ -13,15 +14,24 @@ the workers; each worker is one asyncio (uvloop) event loop in one thread.
 The /work document is validated by a strict pydantic model (lax mode would
 take "1" as a number and "yes" as a boolean); FastAPI's 422 for a document it
 cannot validate is answered as 400, as the contract wants.
+
+The optional parts of contract 1.1: /db and /db/list read PostgreSQL through
+an asyncpg pool per worker (DATABASE_URL; the workers share
+DATABASE_POOL_SIZE connections between them); /ws is FastAPI's WebSocket route
+on uvicorn's websockets-based protocol, without permessage-deflate. Without
+DATABASE_URL the server runs all the same and /db answers 503.
 """
 
+import asyncio
 import os
 import re
 import sys
-from datetime import datetime, timedelta
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
 from typing import Annotated
 
-from fastapi import FastAPI, Request
+import asyncpg
+from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -29,6 +39,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 #: The environment variable through which `python server.py 0|1` tells the
 #: worker processes (which import this module afresh) what "/" answers as.
 ROOT_ENV = "NETBENCH_ROOT"
+#: The environment variable through which `python server.py` tells the worker
+#: processes how many of them share DATABASE_POOL_SIZE.
+WORKERS_ENV = "NETBENCH_WORKERS"
 
 # -- dates ------------------------------------------------------------------
 
@@ -114,12 +127,125 @@ class Answer(BaseModel):
     client: Client
 
 
+# -- db ---------------------------------------------------------------------
+
+#: The pool size when DATABASE_POOL_SIZE is unset (the contract's minimum).
+DEFAULT_POOL_SIZE = 4
+#: /db/list's count when the query has none, and its largest allowed value.
+DEFAULT_COUNT = 100
+MAX_COUNT = 1000
+# Beyond PostgreSQL's integer range the query itself would fail; the contract
+# wants such a number answered 400 like any other bad parameter.
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+INTEGER_RE = re.compile(r"-?[0-9]+")
+
+ROW_SQL = "SELECT id, name, description, quantity, price, updated FROM items WHERE id = $1"
+LIST_SQL = "SELECT id, name, description, quantity, price, updated FROM items WHERE id >= $1 ORDER BY id LIMIT $2"
+
+EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def parse_int32(s):
+    """A decimal integer that fits a 32-bit signed integer, or None."""
+    if not isinstance(s, str) or INTEGER_RE.fullmatch(s) is None:
+        return None
+    try:
+        n = int(s)
+    except ValueError:  # more digits than int() takes: far out of range anyway
+        return None
+    return n if INT32_MIN <= n <= INT32_MAX else None
+
+
+def parse_row_query(params):
+    """The id of /db?id=N (a mapping of the query parameters), or None for a 400."""
+    return parse_int32(params.get("id"))
+
+
+def parse_list_query(params):
+    """(from, count) of /db/list?from=N&count=M, or None for a 400."""
+    start = parse_int32(params.get("from"))
+    if start is None:
+        return None
+    count = params.get("count")
+    count = DEFAULT_COUNT if count is None else parse_int32(count)
+    if count is None or not 1 <= count <= MAX_COUNT:
+        return None
+    return start, count
+
+
+def format_timestamp(t):
+    """An aware datetime as YYYY-MM-DDTHH:MM:SS.sssZ (UTC, milliseconds cut)."""
+    return format_date((t - EPOCH_UTC) // ONE_MS)
+
+
+class Item(BaseModel):
+    id: int
+    name: str
+    description: str
+    quantity: int
+    price: float
+    updated: str
+
+
+def render_row(row):
+    """A row of `items` as asyncpg returns it (numeric as Decimal, timestamptz
+    as an aware datetime) in the contract's JSON shape."""
+    return Item(
+        id=row["id"],
+        name=row["name"],
+        description=row["description"],
+        quantity=row["quantity"],
+        # Prices have two decimals and stay below 100,000: a double holds them.
+        price=float(row["price"]),
+        updated=format_timestamp(row["updated"]),
+    )
+
+
+def pool_size(env):
+    """This worker's share of DATABASE_POOL_SIZE: the workers of one server
+    together open at most that many connections. Raises ValueError for a value
+    that is not a positive integer."""
+    value = env.get("DATABASE_POOL_SIZE") or str(DEFAULT_POOL_SIZE)
+    total = parse_int32(value)
+    if total is None or total < 1:
+        raise ValueError(f"DATABASE_POOL_SIZE={value!r}: not a positive integer")
+    workers = int(env.get(WORKERS_ENV) or "1")
+    return max(1, total // workers)
+
+
+async def create_pool(env):
+    """asyncpg's pool for DATABASE_URL, or None when there is none."""
+    url = env.get("DATABASE_URL")
+    if not url:
+        return None
+    size = pool_size(env)
+    # asyncpg's defaults (min_size=10, max_size=10) open the whole pool up
+    # front; min_size follows the smaller max_size to keep that.
+    return await asyncpg.create_pool(url, min_size=size, max_size=size)
+
+
+@asynccontextmanager
+async def lifespan(app):
+    app.state.pool = await create_pool(os.environ)
+    try:
+        yield
+    finally:
+        if app.state.pool is not None:
+            try:
+                # close() waits for connections in use; a query stuck on a
+                # dead database must not hold up the exit.
+                await asyncio.wait_for(app.state.pool.close(), timeout=5)
+            except TimeoutError:
+                app.state.pool.terminate()
+
+
 # -- the app ----------------------------------------------------------------
 
 # redirect_slashes is on by default: it would answer /echo (and /blank/) with
 # a 307 to /echo/ (and /blank), where the contract wants a 404. Turning it off
 # changes nothing for the paths that are measured.
-app = FastAPI(redirect_slashes=False)
+app = FastAPI(redirect_slashes=False, lifespan=lifespan)
 
 
 @app.exception_handler(RequestValidationError)
@@ -145,9 +271,55 @@ async def echo(text: str):
     return PlainTextResponse(text)
 
 
+def database(request: Request):
+    pool = request.app.state.pool
+    if pool is None:
+        raise HTTPException(503, "no database: DATABASE_URL is not set")
+    return pool
+
+
+async def db_row(request: Request) -> Item:
+    # The query string is parsed by hand: FastAPI's int parameters would take
+    # any size and answer a bad one with its own 422 body.
+    item_id = parse_row_query(request.query_params)
+    if item_id is None:
+        raise HTTPException(400, "id must be a 32-bit integer")
+    row = await database(request).fetchrow(ROW_SQL, item_id)
+    if row is None:
+        raise HTTPException(404, "no such row")
+    return render_row(row)
+
+
+async def db_list(request: Request) -> list[Item]:
+    query = parse_list_query(request.query_params)
+    if query is None:
+        raise HTTPException(400, "from must be a 32-bit integer, count one from 1 to 1000")
+    return [render_row(row) for row in await database(request).fetch(LIST_SQL, *query)]
+
+
+async def ws_echo(websocket: WebSocket):
+    # uvicorn's protocol answers pings and closes, reassembles fragments and
+    # closes the connection on a protocol error (an unmasked frame) by itself.
+    await websocket.accept()
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message.get("text") is not None:
+                await websocket.send_text(message["text"])
+            else:
+                await websocket.send_bytes(message["bytes"])
+    except WebSocketDisconnect:
+        pass  # the client went away mid-echo
+
+
 app.add_api_route("/blank", blank, methods=["GET"])
 app.add_api_route("/work", work, methods=["POST"])
 app.add_api_route("/echo/{text:path}", echo, methods=["GET"])
+app.add_api_route("/db", db_row, methods=["GET"])
+app.add_api_route("/db/list", db_list, methods=["GET"])
+app.add_api_websocket_route("/ws", ws_echo)
 if os.environ.get(ROOT_ENV) == "0":
     app.add_api_route("/", blank, methods=["GET"])
 elif os.environ.get(ROOT_ENV) == "1":
@@ -165,6 +337,13 @@ def main(argv):
         os.environ.pop(ROOT_ENV, None)
     else:
         os.environ[ROOT_ENV] = root
+    workers = len(os.sched_getaffinity(0))
+    os.environ[WORKERS_ENV] = str(workers)
+    try:
+        pool_size(os.environ)
+    except ValueError as e:
+        print(f"server: {e}", file=sys.stderr)
+        return 1
     # Run from this folder, whatever the working directory: the workers
     # import "server:app".
     here = os.path.dirname(os.path.abspath(__file__))
@@ -172,9 +351,15 @@ def main(argv):
         "server:app",
         host=os.environ.get("HOST") or "127.0.0.1",
         port=int(os.environ.get("PORT") or "1234"),
-        workers=len(os.sched_getaffinity(0)),
+        workers=workers,
         access_log=False,
+        # At "info" uvicorn logs every WebSocket connection (access_log covers
+        # HTTP requests only); the contract wants no per-request logging.
+        log_level="warning",
         app_dir=here,
+        # uvicorn offers permessage-deflate by default; the contract's client
+        # asks for none, and a compressing server would do other work.
+        ws_per_message_deflate=False,
     )
     return 0
 

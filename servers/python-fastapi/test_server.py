@@ -1,25 +1,34 @@
-"""Tests of the python-fastapi server: its date and document rules, then the
-contract over real connections to `python server.py` (uvicorn and its
-workers) in a child process.
+"""Tests of the python-fastapi server: its date, document and db parameter
+rules, then the contract over real connections to `python server.py`
+(uvicorn and its workers) in a child process, WebSocket echo included.
 
-Run with `.venv/bin/python -m unittest` in this folder, after the build.
+Run with `.venv/bin/python -m unittest` in this folder, after the build. The
+db tests against PostgreSQL run only when DATABASE_URL is set (for one:
+`scripts/pg-dev.sh start` from the repository's root).
 """
 
 import asyncio
+import base64
+import hashlib
 import http.client
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
+import asyncpg
 from pydantic import ValidationError
+from websockets.sync.client import connect as ws_connect
 
 import server
 
@@ -174,11 +183,13 @@ def free_port():
 
 
 class Running:
-    """`python server.py [arg]` on a free loopback port."""
+    """`python server.py [arg]` on a free loopback port; `env` is added to (or,
+    with None values, taken from) this process's environment."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
         self.port = free_port()
-        env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(self.port)}
+        env = {**os.environ, **(env or {}), "HOST": "127.0.0.1", "PORT": str(self.port)}
+        env = {k: v for k, v in env.items() if v is not None}
         self.log = tempfile.TemporaryFile()  # uvicorn's own log (no access log)
         self.proc = subprocess.Popen([sys.executable, "server.py", *args], cwd=HERE, env=env, stderr=self.log)
         deadline = time.monotonic() + 10
@@ -438,6 +449,363 @@ class RootArgument(unittest.TestCase):
     def test_bad_argument(self):
         proc = subprocess.run([sys.executable, "server.py", "2"], cwd=HERE, capture_output=True, timeout=10)
         self.assertEqual(proc.returncode, 1)
+
+
+# -- db ---------------------------------------------------------------------
+
+#: The contract's example row, id 1, as JSON text.
+ROW_1_JSON = (
+    '{"id":1,"name":"item-1","description":"Row 1 of the netbench items table: \\"seeded\\", fixed & checked.",'
+    '"quantity":31,"price":79.19,"updated":"2020-01-01T00:20:34.567Z"}'
+)
+
+
+def expected_row(i):
+    """Row i of contract/db/schema.sql, as the contract says /db answers it."""
+    return {
+        "id": i,
+        "name": f"item-{i}",
+        "description": f'Row {i} of the netbench items table: "seeded", fixed & checked.',
+        "quantity": (i * 31) % 1000,
+        "price": ((i * 7919) % 100000) / 100,
+        "updated": server.format_date(server.parse_date("2020-01-01T00:00:00.000Z") + i * 1234567),
+    }
+
+
+class DbParameters(unittest.TestCase):
+    def test_int32(self):
+        for s, want in [("1", 1), ("10000", 10000), ("0", 0), ("007", 7), ("2147483647", 2**31 - 1),
+                        ("-2147483648", -(2**31))]:
+            with self.subTest(s):
+                self.assertEqual(server.parse_int32(s), want)
+        for s in [None, "", "abc", "1.5", "1e3", " 1", "1 ", "+1", "0x10", "1_000", "١", "2147483648",
+                  "-2147483649", "9" * 5000]:
+            with self.subTest(s):
+                self.assertIsNone(server.parse_int32(s))
+
+    def test_row_query(self):
+        self.assertEqual(server.parse_row_query({"id": "42"}), 42)
+        for params in [{}, {"id": ""}, {"id": "abc"}, {"id": "1.5"}, {"id": "2147483648"}, {"from": "1"}]:
+            with self.subTest(params):
+                self.assertIsNone(server.parse_row_query(params))
+
+    def test_list_query(self):
+        self.assertEqual(server.parse_list_query({"from": "1"}), (1, 100))
+        self.assertEqual(server.parse_list_query({"from": "9999", "count": "1"}), (9999, 1))
+        self.assertEqual(server.parse_list_query({"from": "5", "count": "1000"}), (5, 1000))
+        for params in [{}, {"count": "5"}, {"from": ""}, {"from": "x"}, {"from": "1", "count": ""},
+                       {"from": "1", "count": "0"}, {"from": "1", "count": "1001"}, {"from": "1", "count": "-1"},
+                       {"from": "1", "count": "1.5"}, {"from": "2147483648"}]:
+            with self.subTest(params):
+                self.assertIsNone(server.parse_list_query(params))
+
+    def test_pool_size(self):
+        self.assertEqual(server.pool_size({}), 4)
+        self.assertEqual(server.pool_size({"DATABASE_POOL_SIZE": ""}), 4)
+        self.assertEqual(server.pool_size({"DATABASE_POOL_SIZE": "8"}), 8)
+        # The workers share the pool size: together they stay within it.
+        self.assertEqual(server.pool_size({"DATABASE_POOL_SIZE": "8", server.WORKERS_ENV: "2"}), 4)
+        self.assertEqual(server.pool_size({"DATABASE_POOL_SIZE": "5", server.WORKERS_ENV: "2"}), 2)
+        self.assertEqual(server.pool_size({"DATABASE_POOL_SIZE": "4", server.WORKERS_ENV: "8"}), 1)
+        for value in ["0", "-1", "x", "2.5"]:
+            with self.subTest(value), self.assertRaises(ValueError):
+                server.pool_size({"DATABASE_POOL_SIZE": value})
+        self.assertIsNone(asyncio.run(server.create_pool({})))
+
+    def test_row_as_asyncpg_returns_it(self):
+        # numeric arrives as a Decimal, timestamptz as an aware datetime in UTC.
+        row = {
+            "id": 1,
+            "name": "item-1",
+            "description": 'Row 1 of the netbench items table: "seeded", fixed & checked.',
+            "quantity": 31,
+            "price": Decimal("79.19"),
+            "updated": datetime(2020, 1, 1, 0, 20, 34, 567000, tzinfo=timezone.utc),
+        }
+        item = server.render_row(row)
+        self.assertEqual(item.model_dump(), json.loads(ROW_1_JSON))
+        self.assertEqual(json.loads(item.model_dump_json()), json.loads(ROW_1_JSON))
+        self.assertEqual(item.model_dump(), expected_row(1))
+        # Three digits of milliseconds even when they are zero; UTC whatever
+        # the datetime's zone; a price that is a whole number stays a number.
+        other = server.render_row({**row, "price": Decimal("1000.00"),
+                                   "updated": datetime(2021, 6, 1, 12, tzinfo=timezone(timedelta(hours=2)))})
+        self.assertEqual(other.updated, "2021-06-01T10:00:00.000Z")
+        self.assertEqual(json.loads(other.model_dump_json())["price"], 1000)
+
+
+def get(port, path):
+    """One GET on a new connection: (status, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read(), resp.getheader("Content-Type")
+    finally:
+        conn.close()
+
+
+class DbWithoutDatabase(unittest.TestCase):
+    def test_503_and_400(self):
+        running = Running(env={"DATABASE_URL": None})
+        try:
+            self.assertEqual(get(running.port, "/db?id=1")[0], 503)
+            self.assertEqual(get(running.port, "/db/list?from=1")[0], 503)
+            self.assertEqual(get(running.port, "/db?id=abc")[0], 400)
+            self.assertEqual(get(running.port, "/db/list?from=1&count=0")[0], 400)
+            self.assertEqual(get(running.port, "/blank")[:2], (200, b"OK"))
+        finally:
+            self.assertTrue(running.stop())
+
+    def test_bad_pool_size(self):
+        env = {**os.environ, "DATABASE_POOL_SIZE": "zero"}
+        proc = subprocess.run([sys.executable, "server.py"], cwd=HERE, env=env, capture_output=True, timeout=10)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn(b"DATABASE_POOL_SIZE", proc.stderr)
+
+
+DATABASE_URL = os.environ.get("DATABASE_URL")
+
+
+def setUpModule():
+    # unittest shows a skip's reason only with -v; `make test` runs it without.
+    if not DATABASE_URL:
+        print("test_server: DATABASE_URL is not set, so the db tests against PostgreSQL are skipped",
+              file=sys.stderr)
+
+
+@unittest.skipUnless(DATABASE_URL, "DATABASE_URL is not set: the db tests against PostgreSQL need one "
+                                   "(scripts/pg-dev.sh start, from the repository's root)")
+class Db(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Running(env={"DATABASE_POOL_SIZE": "4"})
+
+    @classmethod
+    def tearDownClass(cls):
+        if not cls.server.stop():
+            raise AssertionError("server did not exit cleanly on SIGTERM")
+
+    def json(self, path, status=200):
+        got, body, content_type = get(self.server.port, path)
+        self.assertEqual(got, status, f"{path}: {body!r}")
+        if status != 200:
+            return body
+        self.assertEqual(content_type.split(";")[0], "application/json")
+        return json.loads(body)
+
+    def test_row(self):
+        self.assertEqual(self.json("/db?id=1"), json.loads(ROW_1_JSON))
+        for i in [2, 1000, 4321, 10000]:
+            with self.subTest(i):
+                self.assertEqual(self.json(f"/db?id={i}"), expected_row(i))
+
+    def test_list(self):
+        self.assertEqual(self.json("/db/list?from=1"), [expected_row(i) for i in range(1, 101)])
+        self.assertEqual(self.json("/db/list?from=500&count=1"), [expected_row(500)])
+        self.assertEqual(self.json("/db/list?from=9999&count=5"), [expected_row(9999), expected_row(10000)])
+        self.assertEqual(self.json("/db/list?from=10001"), [])
+        self.assertEqual(len(self.json("/db/list?from=1&count=1000")), 1000)
+
+    def test_errors(self):
+        for path in ["/db?id=0", "/db?id=10001", "/db?id=-5", "/db?id=2147483647"]:
+            with self.subTest(path):
+                self.json(path, 404)
+        for path in ["/db?id=abc", "/db?id=1.5", "/db?id=", "/db", "/db?id=2147483648", "/db/list",
+                     "/db/list?from=1&count=0", "/db/list?from=1&count=1001"]:
+            with self.subTest(path):
+                self.json(path, 400)
+
+    def test_follows_the_database(self):
+        item_id = 7777
+        want = expected_row(item_id)
+
+        async def update(name, quantity, price, updated):
+            conn = await asyncpg.connect(DATABASE_URL)
+            try:
+                await conn.execute("UPDATE items SET name = $2, quantity = $3, price = $4, updated = $5 WHERE id = $1",
+                                   item_id, name, quantity, Decimal(price), datetime.fromisoformat(updated))
+            finally:
+                await conn.close()
+
+        try:
+            asyncio.run(update("changed", 1, "12345.60", "1999-12-31T23:59:59.001+00:00"))
+            self.assertEqual(self.json(f"/db?id={item_id}"), {**want, "name": "changed", "quantity": 1,
+                                                              "price": 12345.6,
+                                                              "updated": "1999-12-31T23:59:59.001Z"})
+        finally:
+            asyncio.run(update(want["name"], want["quantity"], str(want["price"]),
+                               want["updated"].replace("Z", "+00:00")))
+        self.assertEqual(self.json(f"/db?id={item_id}"), want)
+
+
+# -- ws ---------------------------------------------------------------------
+
+#: The handshake key of RFC 6455's example, and the accept value it must get.
+WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="
+WS_ACCEPT = base64.b64encode(hashlib.sha1((WS_KEY + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+
+
+def ws_frame(opcode, payload, fin=True, mask=True):
+    """One client frame; masked unless told otherwise."""
+    head = bytes([(0x80 if fin else 0) | opcode])
+    bit = 0x80 if mask else 0
+    n = len(payload)
+    if n < 126:
+        head += bytes([bit | n])
+    elif n < 1 << 16:
+        head += bytes([bit | 126]) + struct.pack("!H", n)
+    else:
+        head += bytes([bit | 127]) + struct.pack("!Q", n)
+    if not mask:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+class RawWs:
+    """A WebSocket written and read frame by frame over a plain socket."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          f"Sec-WebSocket-Key: {WS_KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            self.buf += self.recv_some()
+        head, _, self.buf = self.buf.partition(b"\r\n\r\n")
+        self.status_line, *lines = head.decode("latin-1").split("\r\n")
+        self.headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+
+    def recv_some(self):
+        data = self.sock.recv(65536)
+        if not data:
+            raise EOFError
+        return data
+
+    def read(self, n):
+        while len(self.buf) < n:
+            self.buf += self.recv_some()
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def frame(self):
+        """The next server frame: (fin, opcode, payload)."""
+        b0, b1 = self.read(2)
+        n = b1 & 0x7F
+        if n == 126:
+            n = struct.unpack("!H", self.read(2))[0]
+        elif n == 127:
+            n = struct.unpack("!Q", self.read(8))[0]
+        return bool(b0 & 0x80), b0 & 0x0F, self.read(n)
+
+    def message(self):
+        """The next data message, (opcode, payload), with any frames of
+        another kind before it in `self.others`."""
+        self.others = []
+        while True:
+            fin, opcode, payload = self.frame()
+            if opcode in (1, 2):
+                while not fin:
+                    fin, _, more = self.frame()
+                    payload += more
+                return opcode, payload
+            self.others.append((opcode, payload))
+
+    def close(self):
+        self.sock.close()
+
+
+class WebSocketEcho(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Running()
+        cls.url = f"ws://127.0.0.1:{cls.server.port}/ws"
+
+    @classmethod
+    def tearDownClass(cls):
+        if not cls.server.stop():
+            raise AssertionError("server did not exit cleanly on SIGTERM")
+
+    def test_handshake_without_extension(self):
+        # websockets' client offers permessage-deflate unless told not to.
+        with ws_connect(self.url) as ws:
+            self.assertIsNone(ws.response.headers.get("Sec-WebSocket-Extensions"))
+        raw = RawWs(self.server.port)
+        try:
+            self.assertTrue(raw.status_line.startswith("HTTP/1.1 101 "), raw.status_line)
+            self.assertEqual(raw.headers["sec-websocket-accept"], WS_ACCEPT)
+            self.assertEqual(raw.headers["upgrade"].lower(), "websocket")
+            self.assertNotIn("sec-websocket-extensions", raw.headers)
+        finally:
+            raw.close()
+
+    def test_text_and_binary_keep_type_and_payload(self):
+        with ws_connect(self.url, compression=None) as ws:
+            for payload in ["hello", "ünïcödé ✓", "", b"", os.urandom(125), os.urandom(126), os.urandom(70000),
+                            "x" * 65536, os.urandom(65536)]:
+                with self.subTest(type(payload).__name__, size=len(payload)):
+                    ws.send(payload)
+                    got = ws.recv(timeout=10)
+                    self.assertIs(type(got), type(payload))
+                    self.assertEqual(got, payload)
+
+    def test_in_order(self):
+        with ws_connect(self.url, compression=None) as ws:
+            for i in range(50):
+                ws.send(f"m{i}")
+            self.assertEqual([ws.recv(timeout=10) for _ in range(50)], [f"m{i}" for i in range(50)])
+
+    def test_ping(self):
+        with ws_connect(self.url, compression=None) as ws:
+            pong = ws.ping(b"are you there")
+            self.assertTrue(pong.wait(10))
+        raw = RawWs(self.server.port)
+        try:
+            raw.sock.sendall(ws_frame(0x9, b"payload"))
+            self.assertEqual(raw.frame(), (True, 0xA, b"payload"))
+        finally:
+            raw.close()
+
+    def test_fragmented_with_a_ping_between(self):
+        raw = RawWs(self.server.port)
+        try:
+            raw.sock.sendall(ws_frame(0x1, b"one-", fin=False) + ws_frame(0x9, b"mid")
+                             + ws_frame(0x0, b"two-", fin=False) + ws_frame(0x0, b"three"))
+            self.assertEqual(raw.message(), (0x1, b"one-two-three"))
+            self.assertEqual(raw.others, [(0xA, b"mid")])
+        finally:
+            raw.close()
+
+    def test_close_gets_the_same_code(self):
+        raw = RawWs(self.server.port)
+        try:
+            raw.sock.sendall(ws_frame(0x8, struct.pack("!H", 4001) + b"bye"))
+            fin, opcode, payload = raw.frame()
+            self.assertEqual((fin, opcode, payload[:2]), (True, 0x8, struct.pack("!H", 4001)))
+            self.assertRaises(EOFError, raw.recv_some)  # then the connection ends
+        finally:
+            raw.close()
+
+    def test_unmasked_frame_closes_without_echo(self):
+        raw = RawWs(self.server.port)
+        try:
+            raw.sock.sendall(ws_frame(0x1, b"hi", mask=False))
+            rest = raw.buf
+            try:
+                while True:
+                    rest += raw.recv_some()
+            except EOFError:
+                pass
+            # Either nothing or a close frame with 1002, never the echo.
+            if rest:
+                self.assertEqual(rest[0], 0x88, rest)
+                self.assertEqual(struct.unpack("!H", rest[2:4])[0], 1002)
+        finally:
+            raw.close()
+
+    def test_ws_without_upgrade(self):
+        self.assertIn(get(self.server.port, "/ws")[0], (400, 404, 426))
 
 
 if __name__ == "__main__":
