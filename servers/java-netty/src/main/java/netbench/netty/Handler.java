@@ -51,6 +51,10 @@ final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
             ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
             return;
         }
+        if (WsEcho.isUpgrade(req) && ctx.pipeline().get(WsEcho.class) == null) {
+            WsEcho.upgrade(ctx, req);
+            return;
+        }
         FullHttpResponse res = route(req);
         if (!req.protocolVersion().equals(HttpVersion.HTTP_1_1)) {
             res.setProtocolVersion(req.protocolVersion());

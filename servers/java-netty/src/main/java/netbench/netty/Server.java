@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * epoll is an opt-in native transport). One boss event loop accepts connections and hands
  * each to one of the worker event loops (Netty's default count: twice the available
  * processors), which owns it from then on: reads, HTTP decoding, the handler and writes all
- * run on that loop's thread.
+ * run on that loop's thread. {@code GET /ws} upgrades the connection to a WebSocket with
+ * Netty's own codec and echoes every message ({@link WsEcho}).
  *
  * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
