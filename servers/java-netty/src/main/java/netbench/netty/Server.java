@@ -21,7 +21,9 @@ import java.util.concurrent.TimeUnit;
  * run on that loop's thread. {@code GET /ws} upgrades the connection to a WebSocket with
  * Netty's own codec and echoes every message ({@link WsEcho}).
  *
- * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234).
+ * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234),
+ * {@code DATABASE_URL} ({@code postgres://user@host:port/db}; without it {@code /db} answers
+ * 503) and {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
@@ -32,18 +34,28 @@ public final class Server {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel channel;
+    private final Db db;
 
-    private Server(EventLoopGroup boss, EventLoopGroup workers, Channel channel) {
+    private Server(EventLoopGroup boss, EventLoopGroup workers, Channel channel, Db db) {
         this.boss = boss;
         this.workers = workers;
         this.channel = channel;
+        this.db = db;
     }
 
-    /** Binds, starts and returns the server; port 0 picks a free port. */
+    /** {@link #start(InetSocketAddress, Handler.Root, Db)} without a database. */
     public static Server start(InetSocketAddress address, Handler.Root root) throws InterruptedException {
+        return start(address, root, null);
+    }
+
+    /**
+     * Binds, starts and returns the server; port 0 picks a free port. {@code db} may be null
+     * (the db paths answer 503); the server closes it on {@link #stop}.
+     */
+    static Server start(InetSocketAddress address, Handler.Root root, Db db) throws InterruptedException {
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory()); // default size
-        Handler handler = new Handler(root);
+        Handler handler = new Handler(root, db);
         try {
             Channel channel = new ServerBootstrap()
                     .group(boss, workers)
@@ -60,7 +72,7 @@ public final class Server {
                     .bind(address)
                     .sync()
                     .channel();
-            return new Server(boss, workers, channel);
+            return new Server(boss, workers, channel, db);
         } catch (InterruptedException | RuntimeException e) {
             boss.shutdownGracefully(0, 0, TimeUnit.SECONDS);
             workers.shutdownGracefully(0, 0, TimeUnit.SECONDS);
@@ -73,11 +85,14 @@ public final class Server {
         return (InetSocketAddress) channel.localAddress();
     }
 
-    /** Closes the listener, then every connection with their event loops (no quiet period). */
+    /** Closes the listener, then every connection with their event loops (no quiet period), then the database pool. */
     public void stop() {
         channel.close().syncUninterruptibly();
         boss.shutdownGracefully(0, 5, TimeUnit.SECONDS);
         workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+        if (db != null) {
+            db.close();
+        }
     }
 
     public static void main(String[] args) {
@@ -104,9 +119,24 @@ public final class Server {
             System.exit(2);
             return;
         }
+        Db db = null;
+        String databaseUrl = System.getenv("DATABASE_URL");
+        if (databaseUrl != null && !databaseUrl.isEmpty()) {
+            try {
+                db = Db.open(databaseUrl, System.getenv("DATABASE_POOL_SIZE"));
+            } catch (IllegalArgumentException e) {
+                System.err.println(e.getMessage());
+                System.exit(2);
+                return;
+            } catch (RuntimeException e) { // HikariCP's PoolInitializationException: no connection
+                System.err.println("cannot connect to the database: " + e.getMessage());
+                System.exit(1);
+                return;
+            }
+        }
         Server server;
         try {
-            server = start(new InetSocketAddress(host, port), root);
+            server = start(new InetSocketAddress(host, port), root, db);
         } catch (Exception e) {
             System.err.println("cannot listen on " + host + ":" + port + ": " + e);
             System.exit(1);
@@ -114,7 +144,8 @@ public final class Server {
         }
         // SIGTERM runs the shutdown hooks: stop accepting, close connections, let the JVM exit.
         Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "shutdown"));
-        System.err.println("java-netty listening on " + host + ":" + server.address().getPort());
+        System.err.println("java-netty listening on " + host + ":" + server.address().getPort()
+                + (db == null ? ", no database" : ", database pool of " + Db.poolSize(System.getenv("DATABASE_POOL_SIZE"))));
     }
 
     private static String env(String name, String fallback) {

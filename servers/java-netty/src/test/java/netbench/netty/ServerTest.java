@@ -176,6 +176,17 @@ class ServerTest {
     }
 
     @Test
+    void dbWithoutDatabase() throws Exception {
+        for (String path : new String[] {"/db?id=1", "/db/list?from=1", "/db?id=abc"}) {
+            RawHttp.Response r = request(RawHttp.get(path));
+            assertEquals(503, r.status, path);
+            assertFramedAndDated(r);
+        }
+        assertEquals(405, request(RawHttp.post("/db?id=1", "{}")).status);
+        assertEquals(404, request(RawHttp.get("/db/other")).status);
+    }
+
+    @Test
     void keepAlive() throws Exception {
         try (RawHttp http = connect(server)) {
             for (int i = 0; i < 100; i++) {
