@@ -16,7 +16,7 @@ const MAX_HEAD: usize = 64 * 1024;
 /// Reads one readiness event may do before the loop gets control back, so a
 /// server that streams without end cannot starve the clock, timeouts, other
 /// connections or a cancel.
-const READS_PER_TURN: usize = 4;
+pub(crate) const READS_PER_TURN: usize = 4;
 
 /// One request on the wire, waiting for its answer.
 #[derive(Debug, Clone, Copy)]

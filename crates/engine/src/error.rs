@@ -26,10 +26,20 @@ pub enum ErrorKind {
     Malformed,
     /// The server closed the connection before the answer was complete.
     ClosedEarly,
+    /// The WebSocket upgrade failed: no `101`, a wrong `Sec-WebSocket-Accept`,
+    /// an extension nobody offered, or the connection ended first. Counted
+    /// once per connection attempt.
+    WsHandshake,
+    /// A WebSocket frame broke RFC 6455 (masked by the server, reserved bits
+    /// or opcodes, a message nobody asked for).
+    WsProtocol,
+    /// A WebSocket echo differed from the message sent (bytes, length or
+    /// message type).
+    WsEchoMismatch,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 9] = [
+    pub const ALL: [ErrorKind; KINDS] = [
         ErrorKind::Connect,
         ErrorKind::Read,
         ErrorKind::Write,
@@ -39,6 +49,9 @@ impl ErrorKind {
         ErrorKind::Body,
         ErrorKind::Malformed,
         ErrorKind::ClosedEarly,
+        ErrorKind::WsHandshake,
+        ErrorKind::WsProtocol,
+        ErrorKind::WsEchoMismatch,
     ];
 
     /// The stable name used in output and in the JSON schema.
@@ -53,6 +66,9 @@ impl ErrorKind {
             ErrorKind::Body => "body",
             ErrorKind::Malformed => "malformed",
             ErrorKind::ClosedEarly => "closed_early",
+            ErrorKind::WsHandshake => "ws_handshake",
+            ErrorKind::WsProtocol => "ws_protocol",
+            ErrorKind::WsEchoMismatch => "ws_echo_mismatch",
         }
     }
 
@@ -61,9 +77,28 @@ impl ErrorKind {
     }
 }
 
-/// A count per error kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorCounts([u64; 9]);
+const KINDS: usize = 12;
+
+/// A count per error kind, serialized as an array in [`ErrorKind::ALL`]'s
+/// order. Kinds are only ever appended, so a shorter array (a result stored
+/// before a kind existed) reads with zeros for the kinds it lacks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ErrorCounts([u64; KINDS]);
+
+impl<'de> Deserialize<'de> for ErrorCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let stored = Vec::<u64>::deserialize(d)?;
+        if stored.len() > KINDS {
+            return Err(serde::de::Error::invalid_length(
+                stored.len(),
+                &"at most one count per error kind",
+            ));
+        }
+        let mut counts = [0; KINDS];
+        counts[..stored.len()].copy_from_slice(&stored);
+        Ok(ErrorCounts(counts))
+    }
+}
 
 impl ErrorCounts {
     pub(crate) fn add(&mut self, kind: ErrorKind) {
@@ -134,6 +169,18 @@ mod tests {
         assert_eq!(c.get(ErrorKind::Body), 2);
         assert_eq!(c.total(), 4);
         assert_eq!(c.iter().count(), ErrorKind::ALL.len());
+    }
+
+    #[test]
+    fn counts_stored_before_the_websocket_kinds_still_read() {
+        let old: ErrorCounts = serde_json::from_str("[1, 2, 3, 4, 5, 6, 7, 8, 9]").unwrap();
+        assert_eq!(old.get(ErrorKind::ClosedEarly), 9);
+        assert_eq!(old.get(ErrorKind::WsEchoMismatch), 0);
+        let mut c = ErrorCounts::default();
+        c.add(ErrorKind::WsHandshake);
+        let again: ErrorCounts = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(again, c);
+        assert!(serde_json::from_str::<ErrorCounts>(&format!("{:?}", [0u64; 13])).is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::check::Expect;
+use crate::ws::MAX_MESSAGE;
 
 /// One load run, already resolved: the address is a socket address, the
 /// request bytes are built, every number is in range (the CLI checks that).
@@ -37,9 +38,30 @@ pub struct LoadPlan {
     /// again. False for a connection storm: each client connects once and
     /// sends one request, and a refused client stays refused.
     pub reconnect: bool,
-    /// The requests, sent round-robin; never empty. Each carries its own
-    /// expected answer so a server cannot answer from a cache.
+    /// The requests, sent round-robin; never empty for HTTP. Each carries
+    /// its own expected answer so a server cannot answer from a cache. A
+    /// WebSocket plan sends messages instead and leaves this empty.
     pub requests: Vec<RequestTemplate>,
+    /// WebSocket instead of HTTP requests: each connection upgrades once,
+    /// then each request is one message whose echo is checked. `None` for
+    /// HTTP.
+    pub ws: Option<WsPlan>,
+}
+
+/// A WebSocket run (RFC 6455): after the upgrade every "request" is one
+/// message of `message_size` bytes with a fresh random payload, sent masked,
+/// and its answer is the server's echo, compared byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WsPlan {
+    /// Path and query of the upgrade request (`/ws`).
+    pub path: String,
+    /// The upgrade request's Host header.
+    pub host: String,
+    /// Payload bytes of each message, at most [`MAX_MESSAGE`].
+    pub message_size: usize,
+    /// Binary messages of random bytes; otherwise text messages of random
+    /// ASCII letters (text must be valid UTF-8).
+    pub binary: bool,
 }
 
 /// Why a plan cannot run. The rules live here alone: the command line builds
@@ -68,6 +90,12 @@ pub enum PlanError {
     Duration,
     #[error("requests per connection must be at least 1")]
     RequestsPerConnection,
+    #[error("a WebSocket message is at most {MAX_MESSAGE} bytes")]
+    WsMessageSize,
+    #[error("WebSocket messages are sent one at a time on a connection (no pipelining)")]
+    WsPipeline,
+    #[error("a WebSocket connection stays open (keep-alive)")]
+    WsKeepalive,
 }
 
 impl LoadPlan {
@@ -79,8 +107,19 @@ impl LoadPlan {
         if self.workers == 0 || self.workers > self.connections {
             return Err(PlanError::Workers);
         }
-        if self.requests.is_empty() {
+        if self.requests.is_empty() && self.ws.is_none() {
             return Err(PlanError::NoRequests);
+        }
+        if let Some(ws) = &self.ws {
+            if ws.message_size > MAX_MESSAGE {
+                return Err(PlanError::WsMessageSize);
+            }
+            if self.pipeline > 1 {
+                return Err(PlanError::WsPipeline);
+            }
+            if !self.keepalive {
+                return Err(PlanError::WsKeepalive);
+            }
         }
         if self.requests.len() > u32::MAX as usize {
             return Err(PlanError::TooManyRequests);

@@ -1,7 +1,8 @@
 //! One worker thread's event loop: its share of the connections, their
 //! sockets, the phases of the run, pacing, timeouts and reconnects. Everything
 //! here is owned by the thread; the only shared state is the cancel flag read
-//! and the progress counters written a few times a second.
+//! and the progress counters written a few times a second. The loop drives
+//! any [`Protocol`] (HTTP/1.1 or WebSocket), chosen once per run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -18,8 +19,10 @@ use crate::error::{EngineError, ErrorKind};
 use crate::net::{self, Timer};
 use crate::pacing::Pacer;
 use crate::plan::LoadPlan;
+use crate::proto::Protocol;
 use crate::stats::{Recorder, WorkerStats};
 use crate::window::{Phase, Window, WindowFacts};
+use crate::ws::{fresh_seed, WsConn};
 
 const TIMER: Token = Token(usize::MAX);
 /// Shared by every connection of the worker: one buffer, not one per socket.
@@ -65,8 +68,8 @@ enum Link {
     Up,
 }
 
-struct Slot {
-    conn: Conn,
+struct Slot<P> {
+    conn: P,
     sock: Option<TcpStream>,
     link: Link,
     /// Requests sent on the current socket (no-keep-alive sends one).
@@ -77,10 +80,10 @@ struct Slot {
     spent: bool,
 }
 
-struct Worker<'a> {
+struct Worker<'a, P> {
     shared: Shared<'a>,
     poll: Poll,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<P>>,
     scratch: Box<[u8]>,
     stats: WorkerStats,
     pacer: Pacer,
@@ -105,12 +108,23 @@ pub(crate) fn run_worker(
     setup: WorkerSetup,
     shared: Shared<'_>,
 ) -> Result<WorkerOutcome, EngineError> {
-    let mut worker = Worker::new(setup, shared)?;
+    if shared.plan.ws.is_some() {
+        drive::<WsConn>(setup, shared)
+    } else {
+        drive::<Conn>(setup, shared)
+    }
+}
+
+fn drive<P: Protocol>(
+    setup: WorkerSetup,
+    shared: Shared<'_>,
+) -> Result<WorkerOutcome, EngineError> {
+    let mut worker = Worker::<P>::new(setup, shared)?;
     worker.run();
     Ok(worker.into_outcome())
 }
 
-impl<'a> Worker<'a> {
+impl<'a, P: Protocol> Worker<'a, P> {
     fn new(setup: WorkerSetup, shared: Shared<'a>) -> Result<Self, EngineError> {
         let plan = shared.plan;
         let poll = Poll::new().map_err(EngineError::EventLoop)?;
@@ -123,9 +137,10 @@ impl<'a> Worker<'a> {
         } else {
             None
         };
+        let seed = fresh_seed();
         let slots = (0..setup.connections)
-            .map(|_| Slot {
-                conn: Conn::new(plan.pipeline),
+            .map(|i| Slot {
+                conn: P::for_plan(plan, seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
                 sock: None,
                 link: Link::Down,
                 served: 0,
@@ -141,7 +156,8 @@ impl<'a> Worker<'a> {
             pacer: setup.pacer,
             timer,
             window: Window::new(plan.warmup, plan.stop, setup.budget),
-            next_template: setup.first_template % plan.requests.len(),
+            // A WebSocket plan has no request templates.
+            next_template: setup.first_template % plan.requests.len().max(1),
             idle: Vec::new(),
             retry: Vec::new(),
             unread: Vec::new(),
@@ -329,6 +345,11 @@ impl<'a> Worker<'a> {
             self.stats.conn_busy_len_ns += now.saturating_sub(since.max(self.window.started_ns()));
             self.stats.connects += 1;
         }
+        // A protocol with a set-up (the WebSocket upgrade) sends it first.
+        self.slots[i].conn.on_connected(self.shared.plan, now);
+        if self.slots[i].conn.has_output() {
+            self.flush(i);
+        }
         self.ready_for_more(i, now);
     }
 
@@ -377,10 +398,16 @@ impl<'a> Worker<'a> {
     /// With nothing in flight (bytes nobody asked for) the connection itself
     /// failed: counted as one failed attempt, as a failed connect is.
     fn fail(&mut self, i: usize, kind: ErrorKind, now: u64) {
-        if self.slots[i].conn.in_flight() == 0 && self.window.measuring() {
-            self.stats.errors.add(kind);
-            self.stats.last_answer_ns = now;
-            self.window.spend();
+        if self.slots[i].conn.in_flight() == 0 {
+            // A set-up under way (a WebSocket handshake) was busy time.
+            if let Some(since) = self.slots[i].conn.oldest_sent() {
+                self.setup_busy(since, now);
+            }
+            if self.window.measuring() {
+                self.stats.errors.add(kind);
+                self.stats.last_answer_ns = now;
+                self.window.spend();
+            }
         }
         let mut sink = Recorder {
             measuring_since: self.measuring_since(),
@@ -412,12 +439,13 @@ impl<'a> Worker<'a> {
         let Some(sock) = slot.sock.as_mut() else {
             return;
         };
+        let setting_up = (!slot.conn.set_up()).then(|| slot.conn.oldest_sent());
         let mut read = 0;
         let outcome = slot.conn.on_readable(
             sock,
             peer_closed,
             &mut self.scratch,
-            &self.shared.plan.requests,
+            self.shared.plan,
             now,
             &mut Recorder {
                 measuring_since,
@@ -426,10 +454,20 @@ impl<'a> Worker<'a> {
             &mut read,
         );
         self.stats.bytes_read += read;
+        if let Some(Some(since)) = setting_up {
+            if self.slots[i].conn.set_up() {
+                self.setup_busy(since, now);
+            }
+        }
         match outcome {
-            ReadOutcome::Open => self.ready_for_more(i, now),
-            ReadOutcome::More => {
-                self.unread.push((i, peer_closed));
+            ReadOutcome::Open | ReadOutcome::More => {
+                if outcome == ReadOutcome::More {
+                    self.unread.push((i, peer_closed));
+                }
+                // Reading may have queued an answer of its own (a pong).
+                if self.slots[i].conn.has_output() {
+                    self.flush(i);
+                }
                 self.ready_for_more(i, now);
             }
             ReadOutcome::Eof if self.slots[i].conn.in_flight() > 0 => {
@@ -448,7 +486,7 @@ impl<'a> Worker<'a> {
     fn ready_for_more(&mut self, i: usize, now: u64) {
         let keepalive = self.shared.plan.keepalive;
         let slot = &self.slots[i];
-        if !matches!(slot.link, Link::Up) || slot.conn.in_flight() > 0 {
+        if !matches!(slot.link, Link::Up) || slot.conn.in_flight() > 0 || !slot.conn.set_up() {
             return;
         }
         let used_up = match self.shared.plan.requests_per_connection {
@@ -517,7 +555,11 @@ impl<'a> Worker<'a> {
         while let Some(i) = self.idle.pop() {
             let slot = &mut self.slots[i];
             slot.idle_listed = false;
-            if matches!(slot.link, Link::Up) && slot.conn.in_flight() == 0 && !slot.conn.closing() {
+            if matches!(slot.link, Link::Up)
+                && slot.conn.in_flight() == 0
+                && slot.conn.set_up()
+                && !slot.conn.closing()
+            {
                 return Some(i);
             }
         }
@@ -527,7 +569,7 @@ impl<'a> Worker<'a> {
     fn send(&mut self, i: usize, intended: u64, now: u64) {
         let plan = self.shared.plan;
         let t = self.next_template;
-        self.next_template = if t + 1 == plan.requests.len() {
+        self.next_template = if t + 1 >= plan.requests.len() {
             0
         } else {
             t + 1
@@ -545,8 +587,17 @@ impl<'a> Worker<'a> {
             measured,
         };
         let slot = &mut self.slots[i];
-        slot.conn.enqueue(req, &plan.requests[t].bytes);
+        slot.conn.enqueue(req, plan);
         slot.served += 1;
+    }
+
+    /// A set-up (a WebSocket handshake) that began at `since` ended at `now`:
+    /// its part inside the measured window was busy connection-time, as a
+    /// connect's is.
+    fn setup_busy(&mut self, since: u64, now: u64) {
+        if let Some(start) = self.measuring_since() {
+            self.stats.conn_busy_len_ns += now.saturating_sub(since.max(start));
+        }
     }
 
     /// When measuring started, once it has: answers from then on count as

@@ -269,6 +269,12 @@ closed_early. Each result ends with a verdict line saying whether the client was
 bottleneck, with its evidence (client CPU, event-loop busy share, connections in flight
 or the share of the target rate reached).
 
+WebSocket (--ws): every connection upgrades once, then each message (64 bytes unless
+--ws-message-size says otherwise, text unless --ws-binary) carries a fresh random payload
+and its echo is compared byte for byte; a ping from the server gets its pong. Failures add
+three kinds: ws_handshake (no 101 or a wrong one; once per connection attempt),
+ws_protocol (a frame against RFC 6455) and ws_echo_mismatch.
+
 Body pool (--body-pool FILE): one JSON object per line, sent round-robin, each with its
 own expected answer. Keys: \"body\" (text) or \"body_json\" (any JSON, sent compact, with
 Content-Type: application/json unless -H sets one); optional \"expect_status\",
@@ -285,7 +291,8 @@ Examples:
   netbench load -c 100 -d 10s http://127.0.0.1:8080/blank
   netbench load -c 1000 -n 100000 --expect-body OK http://127.0.0.1:8080/
   netbench load -R 20000 -c 200 -d 30s --warmup 5s --json http://[::1]:8080/
-  netbench load -c 100 -d 10s --work 1000 http://127.0.0.1:1234/work";
+  netbench load -c 100 -d 10s --work 1000 http://127.0.0.1:1234/work
+  netbench load --ws -c 100 -d 10s --ws-message-size 1024 ws://127.0.0.1:1234/ws";
 
 #[derive(Debug, Args)]
 pub(crate) struct LoadArgs {
@@ -408,6 +415,29 @@ pub(crate) struct LoadArgs {
     /// No live progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long)]
     pub quiet: bool,
+
+    /// WebSocket echo instead of HTTP requests (CONTRACT.md, `ws`): each
+    /// connection upgrades at the URL (http://host:port/ws or
+    /// ws://host:port/ws), then sends one message at a time with a fresh
+    /// random payload and checks its echo byte for byte. Counts messages
+    /// where HTTP counts requests; -n, -R, -d, -c and --timeout apply to
+    /// messages.
+    #[arg(long, conflicts_with_all = [
+        "method", "headers", "body", "body_file", "body_pool", "work", "pipeline",
+        "no_keepalive", "expect_status", "expect_content_type", "expect_body", "expect_json",
+    ])]
+    pub ws: bool,
+
+    /// Payload bytes of each WebSocket message, 0 to 65536 (the contract's
+    /// largest).
+    #[arg(long, value_name = "BYTES", default_value_t = 64, requires = "ws",
+          value_parser = clap::value_parser!(u32).range(0..=65536))]
+    pub ws_message_size: u32,
+
+    /// Binary WebSocket messages of random bytes instead of text messages of
+    /// random ASCII letters.
+    #[arg(long, requires = "ws")]
+    pub ws_binary: bool,
 }
 
 /// `--repetitions`: a count, or `auto`.

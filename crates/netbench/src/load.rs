@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use netbench_contract::WorkGenerator;
 use netbench_engine::{
     build_request, default_workers, parse_url, BodyExpect, Expect, LoadPlan, Pacing, PlanError,
-    RequestParts, RequestTemplate, RunControl, StatusExpect, Stop,
+    RequestParts, RequestTemplate, RunControl, StatusExpect, Stop, Url, WsPlan,
 };
 use netbench_report::{load_json, write_load_text, LoadContext, WorkSource};
 
@@ -104,7 +104,7 @@ const MAX_WORK_DATES: u64 = 2_000_000;
 
 /// that says what to change.
 pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
-    let url = parse_url(&args.url)?;
+    let url = target_url(args)?;
     let addr = url.resolve()?;
 
     let connections = args.connections as usize;
@@ -224,6 +224,16 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         });
     }
 
+    let ws = args.ws.then(|| WsPlan {
+        path: url.path.clone(),
+        host: url.host_header(),
+        message_size: args.ws_message_size as usize,
+        binary: args.ws_binary,
+    });
+    if ws.is_some() {
+        // Every message is generated afresh; no request templates.
+        requests.clear();
+    }
     let plan = LoadPlan {
         addr,
         connections,
@@ -237,6 +247,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         requests_per_connection: args.requests_per_connection,
         reconnect: true,
         requests,
+        ws,
     };
     plan.validate()
         .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(e)))?;
@@ -246,6 +257,28 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         method,
         work,
     })
+}
+
+/// The target, with a WebSocket URL's scheme (ws://) read as the http:// its
+/// upgrade request goes to.
+fn target_url(args: &LoadArgs) -> Result<Url> {
+    let lower = args.url.to_ascii_lowercase();
+    if lower.starts_with("wss://") {
+        bail!("wss:// (WebSocket over TLS) is not supported; use a ws:// or http:// URL");
+    }
+    if let Some(rest) = lower
+        .starts_with("ws://")
+        .then(|| &args.url["ws://".len()..])
+    {
+        if !args.ws {
+            bail!(
+                "`{}` is a WebSocket URL; add --ws to send WebSocket messages",
+                args.url
+            );
+        }
+        return Ok(parse_url(&format!("http://{rest}"))?);
+    }
+    Ok(parse_url(&args.url)?)
 }
 
 /// The engine's plan rules in the command line's words.
@@ -261,6 +294,9 @@ fn how_to_fix(e: PlanError) -> &'static str {
         PlanError::NoRequests | PlanError::TooManyRequests | PlanError::NoPipeline => {
             "check the request options"
         }
+        PlanError::WsMessageSize => "give --ws-message-size at most 65536",
+        PlanError::WsPipeline => "drop --pipeline with --ws",
+        PlanError::WsKeepalive => "drop --no-keepalive with --ws",
     }
 }
 
@@ -381,6 +417,55 @@ mod tests {
             err("netbench load --max-error-rate 5 http://127.0.0.1:1/").contains("between 0 and 1")
         );
         assert!(err("netbench load -d 0s http://127.0.0.1:1/").contains("above zero"));
+    }
+
+    #[test]
+    fn ws_plans_messages_at_the_upgrade_path() {
+        for url in ["ws://127.0.0.1:9/ws?room=1", "http://127.0.0.1:9/ws?room=1"] {
+            let r = resolve(&args(&format!("netbench load --ws -n 5 {url}"))).unwrap();
+            let ws = r.plan.ws.as_ref().expect("a WebSocket plan");
+            assert_eq!(ws.path, "/ws?room=1");
+            assert_eq!(ws.host, "127.0.0.1:9");
+            assert_eq!(ws.message_size, 64, "the documented default");
+            assert!(!ws.binary);
+            assert!(r.plan.requests.is_empty());
+            assert_eq!(r.plan.addr.to_string(), "127.0.0.1:9");
+        }
+        let r = resolve(&args(
+            "netbench load --ws --ws-binary --ws-message-size 65536 -R 100 http://127.0.0.1:9/ws",
+        ))
+        .unwrap();
+        let ws = r.plan.ws.clone().unwrap();
+        assert!(ws.binary);
+        assert_eq!(ws.message_size, 65536);
+        assert!(r.plan.validate().is_ok());
+    }
+
+    #[test]
+    fn ws_refusals_say_what_to_change() {
+        let err = |line: &str| format!("{:#}", resolve(&args(line)).err().expect(line));
+        assert!(err("netbench load ws://127.0.0.1:1/ws").contains("add --ws"));
+        assert!(err("netbench load --ws wss://127.0.0.1:1/ws").contains("TLS"));
+        let refused = |line: &str| {
+            crate::cli::Cli::try_parse_from(line.split_whitespace())
+                .err()
+                .unwrap_or_else(|| panic!("clap took `{line}`"))
+                .to_string()
+        };
+        for option in [
+            "--body x",
+            "--work 5",
+            "--pipeline 2",
+            "--no-keepalive",
+            "-m POST",
+            "-H X-A:1",
+            "--expect-body OK",
+        ] {
+            let e = refused(&format!("netbench load --ws {option} ws://h/ws"));
+            assert!(e.contains("cannot be used with"), "{option}: {e}");
+        }
+        assert!(refused("netbench load --ws-binary http://h/").contains("--ws"));
+        assert!(refused("netbench load --ws --ws-message-size 65537 ws://h/ws").contains("65537"));
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
         Pacing::Closed => Value::Null,
         Pacing::Open { per_second } => json!(per_second),
     };
+    let ws = plan.ws.as_ref().map_or(
+        Value::Null,
+        |ws| json!({ "path": ws.path, "message_size": ws.message_size, "binary": ws.binary }),
+    );
     let rate = r.rate.map_or(
         Value::Null,
         |r| json!({ "target": r.target_per_s, "achieved": r.achieved_per_s, "ratio": r.ratio }),
@@ -66,7 +70,11 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
                 "dates": w.dates,
                 "seed": w.seed,
             })),
+            "ws": ws,
         },
+        // What requests, attempts and rps count: a WebSocket run's "requests"
+        // are messages whose echo was checked.
+        "unit": if plan.ws.is_some() { "messages" } else { "requests" },
         "interrupted": r.interrupted,
         "requests": r.requests,
         "attempts": r.attempts(),

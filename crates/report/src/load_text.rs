@@ -1,9 +1,10 @@
 //! The human summary of a load result, in the spirit of wrk's: the numbers
-//! first, then the evidence that the client kept up.
+//! first, then the evidence that the client kept up. A WebSocket run counts
+//! messages where an HTTP run counts requests.
 
 use std::io::{self, Write};
 
-use netbench_engine::{LatencySummary, LoadResult, Pacing, Stop};
+use netbench_engine::{ErrorKind, LatencySummary, LoadResult, Pacing, Stop};
 
 use crate::format::{format_duration_ns as d, thousands, verdict_line};
 use crate::load_context::LoadContext;
@@ -35,28 +36,42 @@ pub fn write_load_text(
     r: &LoadResult,
 ) -> io::Result<()> {
     let plan = ctx.plan;
+    // What one attempt is: a request, or a WebSocket message and its echo.
+    let (unit, one, short) = match plan.ws {
+        Some(_) => ("messages", "message", "msg/s"),
+        None => ("requests", "request", "req/s"),
+    };
     let model = match (plan.pacing, plan.stop) {
         (Pacing::Closed, Stop::After(t)) => format!("closed loop for {:.3?}", t),
-        (Pacing::Closed, Stop::Count(n)) => format!("closed loop, {} requests", thousands(n)),
+        (Pacing::Closed, Stop::Count(n)) => format!("closed loop, {} {unit}", thousands(n)),
         (Pacing::Open { per_second }, Stop::After(t)) => {
-            format!("open loop at {per_second} req/s for {:.3?}", t)
+            format!("open loop at {per_second} {short} for {:.3?}", t)
         }
         (Pacing::Open { per_second }, Stop::Count(n)) => {
-            format!("open loop at {per_second} req/s, {} requests", thousands(n))
+            format!("open loop at {per_second} {short}, {} {unit}", thousands(n))
         }
     };
-    writeln!(out, "{} {} ({})", ctx.method, ctx.url, model)?;
+    let what = match &plan.ws {
+        Some(ws) => format!(
+            "{} B {} messages, one at a time per connection, each echo checked",
+            ws.message_size,
+            if ws.binary { "binary" } else { "text" }
+        ),
+        None if plan.keepalive => "keep-alive".to_string(),
+        None => "a new connection per request".to_string(),
+    };
+    let name = if plan.ws.is_some() {
+        "WebSocket"
+    } else {
+        ctx.method
+    };
+    writeln!(out, "{name} {} ({model})", ctx.url)?;
     writeln!(
         out,
-        "  {} connections on {} worker{}, {}{}{}",
+        "  {} connections on {} worker{}, {what}{}{}",
         plan.connections,
         plan.workers,
         if plan.workers == 1 { "" } else { "s" },
-        if plan.keepalive {
-            "keep-alive"
-        } else {
-            "a new connection per request"
-        },
         if plan.pipeline > 1 {
             format!(", pipeline {}", plan.pipeline)
         } else {
@@ -84,13 +99,13 @@ pub fn write_load_text(
     writeln!(
         out,
         "  {:<12} {} good, {} errors ({:.2}%) in {:.3}s",
-        "requests",
+        unit,
         thousands(r.requests),
         thousands(r.errors.total()),
         r.error_rate() * 100.0,
         r.duration_s
     )?;
-    writeln!(out, "  {:<12} {:.1} requests/s", "throughput", r.rps)?;
+    writeln!(out, "  {:<12} {:.1} {unit}/s", "throughput", r.rps)?;
     latency_lines(out, "latency", &r.latency)?;
     if r.connects > 0 {
         writeln!(
@@ -100,6 +115,16 @@ pub fn write_load_text(
             thousands(r.connects)
         )?;
         latency_lines(out, "", &r.connect)?;
+    }
+    let handshakes = r.errors.get(ErrorKind::WsHandshake);
+    if handshakes > 0 {
+        writeln!(
+            out,
+            "  {:<12} {} connection{} failed the WebSocket upgrade (no 101, or a wrong one)",
+            "handshake",
+            thousands(handshakes),
+            if handshakes == 1 { "" } else { "s" }
+        )?;
     }
     if r.errors.total() > 0 {
         let kinds: Vec<String> = r
@@ -128,7 +153,7 @@ pub fn write_load_text(
         .collect();
     writeln!(
         out,
-        "  {:<12} {:.2}s CPU, {:.2}µs per request; per worker: {}",
+        "  {:<12} {:.2}s CPU, {:.2}µs per {one}; per worker: {}",
         "client",
         r.client_cpu_s,
         r.cpu_us_per_request(),
@@ -137,7 +162,7 @@ pub fn write_load_text(
     match r.rate {
         Some(rate) => writeln!(
             out,
-            "  {:<12} {:.1} of {:.1} requests/s ({:.1}%), {:.1} in flight on average",
+            "  {:<12} {:.1} of {:.1} {unit}/s ({:.1}%), {:.1} in flight on average",
             "rate",
             rate.achieved_per_s,
             rate.target_per_s,

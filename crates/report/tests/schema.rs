@@ -43,6 +43,7 @@ fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
             is_head: false,
             expect: Expect::default(),
         }],
+        ws: None,
     }
 }
 
@@ -90,6 +91,24 @@ fn every_shape_of_result_matches_the_schema() {
     assert_eq!(json["errors"]["status"], 10);
     assert_eq!(json["error_rate"], 1.0);
     assert_eq!(json["latency_us"]["p50"], 0.0);
+    assert_eq!(json["unit"], "requests");
+    assert!(json["settings"]["ws"].is_null());
+
+    // A WebSocket run against a server without it: every attempt is a
+    // handshake error, named in the errors, counted in messages.
+    let mut ws = plan(bad.addr, Stop::Count(4), Pacing::Closed);
+    ws.requests.clear();
+    ws.ws = Some(WsPlan {
+        path: "/ws".into(),
+        host: "test".into(),
+        message_size: 10,
+        binary: false,
+    });
+    let json = check(&ws);
+    assert_eq!(json["unit"], "messages");
+    assert_eq!(json["errors"]["ws_handshake"], 4);
+    assert_eq!(json["settings"]["distinct_requests"], 0);
+    assert_eq!(json["settings"]["ws"]["message_size"], 10);
 }
 
 #[test]

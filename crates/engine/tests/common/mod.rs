@@ -42,6 +42,7 @@ pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) 
         requests_per_connection: None,
         reconnect: true,
         requests: vec![ok_request(true)],
+        ws: None,
     }
 }
 

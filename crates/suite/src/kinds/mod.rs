@@ -248,6 +248,7 @@ pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) 
         requests_per_connection: None,
         reconnect: true,
         requests: m.requests.clone(),
+        ws: None,
     }
 }
 

@@ -27,6 +27,7 @@ pub(crate) fn measure_storm(clients: u32, m: &Measure<'_>) -> Result<Measured, S
         requests_per_connection: None,
         reconnect: false,
         requests: m.requests.clone(),
+        ws: None,
     };
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()

@@ -1,0 +1,128 @@
+//! The one interface the worker drives a connection through, whatever its
+//! protocol: HTTP/1.1 ([`Conn`]) or WebSocket ([`WsConn`](crate::ws::WsConn)). The worker is
+//! generic over it, so the choice is made once per run, never per event.
+//! Implementations never create, configure or close a socket.
+
+use std::io::{Read, Write};
+
+use crate::conn::{AnswerSink, Conn, InFlight, ReadOutcome};
+use crate::error::ErrorKind;
+use crate::plan::LoadPlan;
+
+pub(crate) trait Protocol {
+    /// A connection's state machine for `plan`; `seed` varies whatever it
+    /// draws at random (WebSocket keys, masks and payloads).
+    fn for_plan(plan: &LoadPlan, seed: u64) -> Self;
+
+    /// The socket just connected: queue what goes first (the WebSocket
+    /// upgrade request). `now` starts the set-up's timeout.
+    fn on_connected(&mut self, plan: &LoadPlan, now: u64);
+
+    /// Past its set-up (the WebSocket handshake), so it may carry requests.
+    fn set_up(&self) -> bool;
+
+    fn in_flight(&self) -> usize;
+
+    /// When the oldest request still unanswered was sent, or the set-up
+    /// under way started: timeouts and busy time count from here.
+    fn oldest_sent(&self) -> Option<u64>;
+
+    /// The server said it will close: send nothing more on this connection.
+    fn closing(&self) -> bool;
+
+    fn has_output(&self) -> bool;
+
+    /// Queues the request `req` names; [`Protocol::flush`] writes it.
+    fn enqueue(&mut self, req: InFlight, plan: &LoadPlan);
+
+    /// Writes queued bytes until done or the socket is full; returns the
+    /// bytes written.
+    fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind>;
+
+    /// Reads what the socket has and hands every finished request to `sink`
+    /// (see [`Conn::on_readable`] for the reading rules both follow).
+    #[allow(clippy::too_many_arguments)]
+    fn on_readable<R: Read, S: AnswerSink>(
+        &mut self,
+        io: &mut R,
+        peer_closed: bool,
+        scratch: &mut [u8],
+        plan: &LoadPlan,
+        now: u64,
+        sink: &mut S,
+        bytes_read: &mut u64,
+    ) -> ReadOutcome;
+
+    /// Fails every request in flight with `kind` and clears the connection
+    /// for reuse on a new socket.
+    fn fail_all<S: AnswerSink>(&mut self, kind: ErrorKind, now: u64, sink: &mut S);
+
+    /// Back to a fresh state, keeping buffer capacity. Nothing may be in flight.
+    fn reset(&mut self);
+}
+
+impl Protocol for Conn {
+    fn for_plan(plan: &LoadPlan, _seed: u64) -> Self {
+        Conn::new(plan.pipeline)
+    }
+
+    fn on_connected(&mut self, _plan: &LoadPlan, _now: u64) {}
+
+    fn set_up(&self) -> bool {
+        true
+    }
+
+    fn in_flight(&self) -> usize {
+        Conn::in_flight(self)
+    }
+
+    fn oldest_sent(&self) -> Option<u64> {
+        Conn::oldest_sent(self)
+    }
+
+    fn closing(&self) -> bool {
+        Conn::closing(self)
+    }
+
+    fn has_output(&self) -> bool {
+        Conn::has_output(self)
+    }
+
+    fn enqueue(&mut self, req: InFlight, plan: &LoadPlan) {
+        Conn::enqueue(self, req, &plan.requests[req.template as usize].bytes)
+    }
+
+    fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind> {
+        Conn::flush(self, io)
+    }
+
+    fn on_readable<R: Read, S: AnswerSink>(
+        &mut self,
+        io: &mut R,
+        peer_closed: bool,
+        scratch: &mut [u8],
+        plan: &LoadPlan,
+        now: u64,
+        sink: &mut S,
+        bytes_read: &mut u64,
+    ) -> ReadOutcome {
+        Conn::on_readable(
+            self,
+            io,
+            peer_closed,
+            scratch,
+            &plan.requests,
+            now,
+            sink,
+            bytes_read,
+        )
+    }
+
+    fn fail_all<S: AnswerSink>(&mut self, kind: ErrorKind, now: u64, sink: &mut S) {
+        Conn::fail_all(self, kind, now, sink)
+    }
+
+    fn reset(&mut self) {
+        Conn::reset(self)
+    }
+}
