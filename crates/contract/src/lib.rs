@@ -9,6 +9,7 @@ mod rng;
 mod timefmt;
 mod verify;
 mod work;
+mod ws_client;
 
 pub use client::{Client, ClientError, Response};
 pub use generator::{WorkCase, WorkGenerator, DEFAULT_DATES};
@@ -17,6 +18,7 @@ pub use rng::SplitMix64;
 pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_iso_millis};
 pub use verify::{verify, Check, CheckStatus, VerifyOptions, VerifyReport};
 pub use work::{answer, Rejection};
+pub use ws_client::{Frame, WsClient, WsError};
 
 /// The contract version this crate implements (CONTRACT.md, "Version").
 pub const CONTRACT_VERSION: u32 = 1;

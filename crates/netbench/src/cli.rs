@@ -221,7 +221,8 @@ pub(crate) struct RunArgs {
 const VERIFY_HELP: &str = "\
 Checks: blank, echo, not-found, work (random documents, fresh each run unless --seed),
 work-content-type, split-request, chunked-request, bad-json, missing-field, wrong-type,
-empty-dates, bad-date, keep-alive, framing, date. See contract/CONTRACT.md.
+empty-dates, bad-date, keep-alive, framing, date. With --ws: ws-handshake, ws-echo,
+ws-fragmented, ws-ping, ws-close, ws-unmasked. See contract/CONTRACT.md.
 
 Exit codes:
   0    every check passed (warnings allowed)
@@ -249,6 +250,12 @@ pub(crate) struct VerifyArgs {
     /// How long to wait for each answer.
     #[arg(long, value_parser = positive_duration, default_value = "5s")]
     pub timeout: Duration,
+
+    /// Run the ws checks: the server offers WebSocket echo at /ws (upgrade,
+    /// echo of text and binary, fragments, ping, close, unmasked frames
+    /// refused). Without it the ws checks are skipped.
+    #[arg(long)]
+    pub ws: bool,
 
     /// Print the result as JSON.
     #[arg(long)]

@@ -32,7 +32,8 @@ pub(crate) fn run(args: LoadArgs) -> Result<u8> {
     let resolved = resolve(&args)?;
     let control = RunControl::new(&resolved.plan);
     crate::signals::stop_on_signals(&control.cancel)?;
-    let progress = (!args.quiet).then(|| ProgressLine::start(control.progress.clone()));
+    let rate_unit = if args.ws { "msg/s" } else { "req/s" };
+    let progress = (!args.quiet).then(|| ProgressLine::start(control.progress.clone(), rate_unit));
     let result = netbench_engine::run(&resolved.plan, &control);
     if let Some(p) = progress {
         p.stop();

@@ -17,11 +17,12 @@ pub(crate) struct ProgressLine {
 
 impl ProgressLine {
     /// Starts drawing, or does nothing when stderr is not a terminal.
-    pub(crate) fn start(progress: Arc<Progress>) -> Self {
+    /// `rate_unit` names what is counted per second (`req/s`, `msg/s`).
+    pub(crate) fn start(progress: Arc<Progress>, rate_unit: &'static str) -> Self {
         let done = Arc::new(AtomicBool::new(false));
         let thread = std::io::stderr().is_terminal().then(|| {
             let done = Arc::clone(&done);
-            std::thread::spawn(move || draw(&progress, &done))
+            std::thread::spawn(move || draw(&progress, &done, rate_unit))
         });
         ProgressLine { done, thread }
     }
@@ -34,7 +35,7 @@ impl ProgressLine {
     }
 }
 
-fn draw(progress: &Progress, done: &AtomicBool) {
+fn draw(progress: &Progress, done: &AtomicBool, rate_unit: &str) {
     let mut last = progress.snapshot();
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(EVERY);
@@ -53,7 +54,7 @@ fn draw(progress: &Progress, done: &AtomicBool) {
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r\x1b[K[{:6.1}s] {phase}: {} good, {} errors, {:.0} req/s",
+            "\r\x1b[K[{:6.1}s] {phase}: {} good, {} errors, {:.0} {rate_unit}",
             now.elapsed.as_secs_f64(),
             now.requests,
             now.errors,

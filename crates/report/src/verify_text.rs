@@ -31,6 +31,9 @@ pub fn write_verify_text(out: &mut impl Write, url: &str, r: &VerifyReport) -> i
             first_line_safe(&c.reason)
         )?;
     }
+    for part in &r.skipped {
+        writeln!(out, "  skipped: {}", first_line_safe(part))?;
+    }
     writeln!(
         out,
         "verify: {} checks passed, {} warned, {} failed: {}",
@@ -56,5 +59,6 @@ pub fn verify_json(url: &str, r: &VerifyReport) -> Value {
         "warned": r.count(CheckStatus::Warn),
         "failed": r.count(CheckStatus::Fail),
         "checks": r.checks,
+        "skipped": r.skipped,
     })
 }

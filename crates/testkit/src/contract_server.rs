@@ -30,10 +30,13 @@ pub enum Flaw {
     StuckDate,
     /// Accepts a date that is not a valid timestamp (compares strings).
     LaxDates,
+    /// Echoes every WebSocket message with the right type and length but a
+    /// fixed payload (`x` bytes).
+    WsFixedPayload,
 }
 
 impl Flaw {
-    pub const NAMES: [(&'static str, Flaw); 7] = [
+    pub const NAMES: [(&'static str, Flaw); 8] = [
         ("none", Flaw::None),
         ("canned-work", Flaw::CannedWork),
         ("cached-work", Flaw::CachedWork),
@@ -41,6 +44,7 @@ impl Flaw {
         ("no-date", Flaw::NoDate),
         ("stuck-date", Flaw::StuckDate),
         ("lax-dates", Flaw::LaxDates),
+        ("ws-fixed-payload", Flaw::WsFixedPayload),
     ];
 
     pub fn from_name(name: &str) -> Option<Flaw> {
@@ -203,6 +207,13 @@ fn handle(stream: TcpStream, flaw: Flaw, cache: &Cache, on_request: &dyn Fn()) -
                 };
                 respond(&mut w, flaw, status, ct, &body)?
             }
+            ("GET", "/ws") => match req.ws_key {
+                Some(key) => {
+                    let fixed = flaw == Flaw::WsFixedPayload;
+                    return crate::ws_server::serve(r, w, &key, fixed);
+                }
+                None => respond(&mut w, flaw, 426, "text/plain", b"upgrade to a WebSocket")?,
+            },
             ("GET", p) if p.starts_with("/echo/") => {
                 respond(&mut w, flaw, 200, "text/plain", &p.as_bytes()[6..])?
             }

@@ -10,6 +10,7 @@ use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 mod contract_server;
+mod ws_server;
 
 pub use contract_server::{run_contract_server, serve_contract, Flaw};
 
@@ -108,6 +109,9 @@ pub(crate) struct Request {
     pub path: String,
     pub body: Vec<u8>,
     pub close: bool,
+    /// The Sec-WebSocket-Key of a request that asks to upgrade to a
+    /// WebSocket (`Upgrade: websocket`).
+    pub ws_key: Option<String>,
 }
 
 /// Reads a chunked request body.
@@ -149,6 +153,7 @@ pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Re
     let mut length = 0usize;
     let mut chunked = false;
     let mut close = false;
+    let (mut upgrade_ws, mut ws_key) = (false, None);
     loop {
         line.clear();
         if r.read_line(&mut line)? == 0 {
@@ -160,7 +165,11 @@ pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Re
         }
         if let Some((name, value)) = l.split_once(':') {
             let value = value.trim();
-            if name.eq_ignore_ascii_case("content-length") {
+            if name.eq_ignore_ascii_case("upgrade") {
+                upgrade_ws = value.eq_ignore_ascii_case("websocket");
+            } else if name.eq_ignore_ascii_case("sec-websocket-key") {
+                ws_key = Some(value.to_string());
+            } else if name.eq_ignore_ascii_case("content-length") {
                 length = value.parse().map_err(|_| io::Error::other("bad length"))?;
             } else if name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close")
             {
@@ -184,6 +193,7 @@ pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Re
         path,
         body,
         close,
+        ws_key: ws_key.filter(|_| upgrade_ws),
     }))
 }
 

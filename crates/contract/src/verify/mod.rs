@@ -2,6 +2,7 @@
 //! contract, each passing, warning or failing with a one-line reason.
 
 mod checks;
+mod ws;
 
 use std::time::Duration;
 
@@ -38,6 +39,9 @@ pub struct VerifyOptions {
     pub documents: usize,
     /// How long to wait before expecting a different Date header.
     pub date_wait: Duration,
+    /// Run the `ws` checks (CONTRACT.md, "ws"): the server offers WebSocket
+    /// echo at `/ws`.
+    pub ws: bool,
 }
 
 impl VerifyOptions {
@@ -48,6 +52,7 @@ impl VerifyOptions {
             seed,
             documents: 50,
             date_wait: Duration::from_millis(1100),
+            ws: false,
         }
     }
 }
@@ -56,6 +61,9 @@ impl VerifyOptions {
 pub struct VerifyReport {
     pub seed: u64,
     pub checks: Vec<Check>,
+    /// Optional parts whose checks did not run, each with why
+    /// ("db: no database given (--database-url)").
+    pub skipped: Vec<String>,
 }
 
 impl VerifyReport {
@@ -147,10 +155,17 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
     out.push(checks::chunked_request(&mut ctx));
     out.extend(checks::rejections(&mut ctx));
     out.push(checks::keep_alive(&mut ctx));
+    let mut skipped = Vec::new();
+    if opts.ws {
+        out.extend(ws::checks(&mut ctx));
+    } else {
+        skipped.push("ws: the server does not offer ws (--ws runs the ws-* checks)".to_string());
+    }
     out.push(checks::framing(&ctx));
     out.push(checks::date(&mut ctx));
     VerifyReport {
         seed: opts.seed,
         checks: out,
+        skipped,
     }
 }
