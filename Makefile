@@ -63,12 +63,18 @@ test-deps:
 	cd crates/testkit/browser && npm ci --no-audit --no-fund --loglevel=error
 
 # The Debian packages the servers' manifests list (C, C++, Pascal, Haskell,
-# PHP, nginx), and the allocators the native servers are run with: what a
-# fresh machine lacks is installed, and nothing when all is there.
+# PHP, nginx), the allocators the native servers are run with, and PostgreSQL
+# for the db scenarios (its package would create and start a system-wide
+# cluster: told not to, as the runner starts its own): what a fresh machine
+# lacks is installed, and nothing when all is there.
 server-deps:
 	@pk=$$(python3 scripts/server_packages.py --missing) || exit 2; \
 	if [ -n "$$pk" ]; then \
 	  echo "installing Debian packages the servers need:" $$pk; \
+	  if echo "$$pk" | grep -qx postgresql; then \
+	    $(SUDO) mkdir -p /etc/postgresql-common/createcluster.d && \
+	    echo "create_main_cluster = false" | $(SUDO) tee /etc/postgresql-common/createcluster.d/netbench.conf >/dev/null; \
+	  fi; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq -o DPkg::Lock::Timeout=600 $$pk >/dev/null; \
 	fi

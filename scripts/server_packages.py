@@ -2,7 +2,9 @@
 """The Debian packages the servers under servers/ need, read from their
 manifests (`packages = [...]`), plus the replacement allocators' libraries
 when any server says `allocator = "glibc"` (crates/suite/src/allocator.rs
-names the same three). `make run` and `make test` install what is missing.
+names the same three), plus PostgreSQL when any server offers `db` (the
+runner starts a private one for db scenarios, crates/suite/src/postgres.rs).
+`make run` and `make test` install what is missing.
 
   scripts/server_packages.py            every package, one per line
   scripts/server_packages.py --missing  only those dpkg says are not installed
@@ -15,6 +17,8 @@ import tomllib
 
 # Allocator::library() in crates/suite/src/allocator.rs: keep in step.
 ALLOCATOR_PACKAGES = ["libjemalloc2", "libmimalloc2.0", "libtcmalloc-minimal4"]
+# initdb and postgres for the runner's private database; psql for people.
+DB_PACKAGES = ["postgresql"]
 
 
 def wanted(servers: pathlib.Path) -> list[str]:
@@ -27,6 +31,8 @@ def wanted(servers: pathlib.Path) -> list[str]:
         packages.update(m.get("packages", []))
         if m.get("allocator") == "glibc":
             packages.update(ALLOCATOR_PACKAGES)
+        if "db" in m.get("offers", []):
+            packages.update(DB_PACKAGES)
     return sorted(packages)
 
 

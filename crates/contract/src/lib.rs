@@ -3,6 +3,7 @@
 //! expected answers, and the conformance checks behind `netbench verify`.
 
 mod client;
+pub mod db;
 mod generator;
 mod requests;
 mod rng;
@@ -21,4 +22,4 @@ pub use work::{answer, Rejection};
 pub use ws_client::{Frame, WsClient, WsError};
 
 /// The contract version this crate implements (CONTRACT.md, "Version").
-pub const CONTRACT_VERSION: u32 = 1;
+pub const CONTRACT_VERSION: &str = "1.1";

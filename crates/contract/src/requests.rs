@@ -37,6 +37,11 @@ fn template(
     }
 }
 
+/// A GET of `path` on the server of `url`.
+pub(crate) fn get(url: &Url, path: &str, keepalive: bool, expect: Expect) -> RequestTemplate {
+    template(url, "GET", path, b"", keepalive, expect)
+}
+
 fn text(body: &str) -> Expect {
     Expect {
         status: StatusExpect::Exact(200),

@@ -251,6 +251,13 @@ pub(crate) struct VerifyArgs {
     #[arg(long, value_parser = positive_duration, default_value = "5s")]
     pub timeout: Duration,
 
+    /// The PostgreSQL the server's db endpoints read
+    /// (postgres://user@host:port/db, with contract/db/schema.sql loaded):
+    /// runs the db checks, which change rows of its `items` table through it
+    /// and put them back. Without it the db checks are skipped.
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+
     /// Run the ws checks: the server offers WebSocket echo at /ws (upgrade,
     /// echo of text and binary, fragments, ping, close, unmasked frames
     /// refused). Without it the ws checks are skipped.

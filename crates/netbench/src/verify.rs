@@ -25,6 +25,7 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     let mut opts = VerifyOptions::new(client, args.seed.unwrap_or_else(fresh_seed));
     opts.prefix = url.path.trim_end_matches('/').to_string();
     opts.documents = args.documents as usize;
+    opts.database_url = args.database_url.clone();
     opts.ws = args.ws;
     let report = verify(&opts);
 

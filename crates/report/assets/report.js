@@ -401,8 +401,9 @@
           x: countAxis(union(rows.map((r) => r.levels.map((l) => l.connections))), 'idle connections held'),
           y: { title: { display: true, text: 'server PSS (MiB)' } },
         },
-        // Above the plot: the legend carries each server's slope in full.
-        plugins: { legend: { labels: { boxWidth: 10, font: { size: 11 } } } },
+        // The legend carries each server's slope in full: beside the plot
+        // when there are many, so the lines keep their height.
+        plugins: { legend: { position: datasets.length > 8 ? 'right' : 'top', labels: { boxWidth: 10, font: { size: 11 } } } },
       },
     });
   }
@@ -461,8 +462,9 @@
           x: { type: 'linear', beginAtZero: true, title: { display: true, text: 'offered requests/s' }, ticks: { callback: (v) => num(v) } },
           y: { type: 'logarithmic', title: { display: true, text: 'p99 latency (ms, log scale)' } },
         },
-        // Above the plot: the legend carries each server's knee in full.
-        plugins: { legend: { labels: { boxWidth: 10, font: { size: 11 } } } },
+        // The legend carries each server's knee in full: beside the plot
+        // when there are many, so the lines keep their height.
+        plugins: { legend: { position: datasets.length > 8 ? 'right' : 'top', labels: { boxWidth: 10, font: { size: 11 } } } },
       },
     });
   }

@@ -153,6 +153,7 @@ pub(crate) mod tests {
             suite_toml: String::new(),
             repetitions_override: None,
             work_seed: None,
+            notes: Vec::new(),
         }
     }
 

@@ -445,6 +445,9 @@ fn summary(b: &mut String, r: &Report, colors: &[Swatch]) {
         esc(&warnings_legend()),
         esc(&kinds)
     );
+    for note in &r.run.notes {
+        let _ = write!(b, "<p class=\"legend\">{}</p>", esc(note));
+    }
     control_html(b, r);
     b.push_str("</section>");
 }
@@ -456,13 +459,36 @@ pub(crate) fn canvas(
     connections: Option<u32>,
     caption: &str,
 ) {
+    figure(b, "", kind, test, connections, caption);
+}
+
+/// A chart across the whole row, taller: curves of many servers, whose
+/// legend needs the room beside the lines.
+pub(crate) fn canvas_full(
+    b: &mut String,
+    kind: &str,
+    test: &str,
+    connections: Option<u32>,
+    caption: &str,
+) {
+    figure(b, " class=\"full\"", kind, test, connections, caption);
+}
+
+fn figure(
+    b: &mut String,
+    class: &str,
+    kind: &str,
+    test: &str,
+    connections: Option<u32>,
+    caption: &str,
+) {
     let id = match connections {
         Some(c) => format!("{kind}-{test}-{c}"),
         None => format!("{kind}-{test}"),
     };
     let _ = write!(
         b,
-        "<figure><figcaption>{}</figcaption><div class=\"chart\"><canvas id=\"{}\" data-chart=\"{}\" \
+        "<figure{class}><figcaption>{}</figcaption><div class=\"chart\"><canvas id=\"{}\" data-chart=\"{}\" \
          data-test=\"{}\"{}></canvas></div></figure>",
         esc(caption),
         esc(&id),

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::format::{format_duration_ns, thousands};
-use crate::html::{canvas, esc, model_key, no_data};
+use crate::html::{canvas, canvas_full, esc, model_key, no_data};
 use crate::kinds::{sections, KindSection};
 use crate::model::Report;
 use crate::palette::Swatch;
@@ -48,7 +48,7 @@ fn charts(b: &mut String, r: &Report, id: &str) {
             for t in tests(k.idle.iter().map(|x| &x.test)) {
                 let rows = || k.idle.iter().filter(|x| x.test == t);
                 if rows().any(|x| !x.levels.is_empty()) {
-                    canvas(
+                    canvas_full(
                         b,
                         "idle-pss",
                         t,
@@ -127,7 +127,7 @@ fn charts(b: &mut String, r: &Report, id: &str) {
                     .iter()
                     .any(|x| x.test == t && !x.steps.is_empty())
                 {
-                    canvas(
+                    canvas_full(
                         b,
                         "sweep",
                         t,

@@ -118,7 +118,12 @@ pub(crate) fn sweep_rows(
                 knee_per_s: if f.is_empty() {
                     None
                 } else {
-                    median_knee(f.iter().map(|s| s.knee_per_s))
+                    // From the steps, not the stored knee: runs stored
+                    // under an earlier rule read as the current one does.
+                    median_knee(
+                        f.iter()
+                            .map(|s| netbench_suite::kinds::knee(&s.steps, s.slo_p99_ns)),
+                    )
                 },
                 slo_p99_ns: f.first().map(|s| s.slo_p99_ns),
                 steps,
@@ -281,8 +286,8 @@ pub(crate) fn sweep_section(sweeps: &[SweepRow]) -> Option<KindSection> {
         title: "Latency against offered load",
         legend: "The closed-loop peak, then open-loop steps at shares of it; latency from each \
                  request's intended send time, so a server that falls behind shows it. The knee \
-                 is the highest offered rate whose p99 met the SLO with at least 99% of it \
-                 achieved. Medians over the repetitions; C: the client was the limit at that step."
+                 is the highest offered rate up to which every step met the SLO with at least \
+                 99% of its rate achieved. Medians over the repetitions; C: the client was the limit at that step."
             .into(),
         tables: vec![
             KindTable::new(&["test", "server", "peak", "knee"], heads),

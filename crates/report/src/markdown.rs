@@ -49,6 +49,9 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         warnings_legend(),
         crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"))
     )?;
+    for note in &r.run.notes {
+        writeln!(out, "{note}\n")?;
+    }
     write_normalised(out, r)?;
     write_allocators(out, r)?;
     write_models(out, r)?;

@@ -62,6 +62,9 @@ pub struct RunInfo {
     /// Seeds the generated work documents (None for runs stored before it
     /// was kept).
     pub work_seed: Option<u64>,
+    /// Lines under the throughput table: the back end the run started, and
+    /// the servers that do not offer an optional part it measures.
+    pub notes: Vec<String>,
 }
 
 /// One server variant: what it is, how it was built, how it fared in
@@ -365,6 +368,7 @@ pub fn build_report(run: &RunDetail) -> Report {
             suite_toml: run.suite_toml.clone(),
             repetitions_override: run.repetitions,
             work_seed: run.work_seed,
+            notes: crate::offers::notes(run),
         },
         servers,
         tests,

@@ -502,6 +502,9 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     if let Some(legend) = crate::flag::kind_legend(&flags) {
         writeln!(out, "{legend}")?;
     }
+    for note in crate::offers::notes(run) {
+        writeln!(out, "{note}")?;
+    }
     write_control(out, run, &t)?;
     let excluded: Vec<_> = run
         .servers

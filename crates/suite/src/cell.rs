@@ -32,6 +32,12 @@ pub struct CellEnv<'a> {
     pub quiet_wait: Duration,
     /// The run's cancel flag (Ctrl-C, SIGTERM).
     pub cancel: &'a Arc<AtomicBool>,
+    /// Added to the server's environment: where the run's back ends are
+    /// (`DATABASE_URL`, `DATABASE_POOL_SIZE`).
+    pub backend_env: &'a [(String, String)],
+    /// The back ends' process groups: their CPU is part of the cell, not
+    /// noise from other processes.
+    pub backend_pgids: &'a [i32],
 }
 
 /// How a cell ended.
@@ -83,7 +89,8 @@ pub fn run_cell(
 ) -> CellOutcome {
     // Another process keeping the CPUs busy would be measured along with
     // the server: wait, a bounded time, for it to stop, and say so.
-    let (busy_before, quiet_wait) = noise::wait_for_quiet(env.quiet_wait, env.cancel);
+    let (busy_before, quiet_wait) =
+        noise::wait_for_quiet(env.quiet_wait, env.backend_pgids, env.cancel);
     let started = Instant::now();
     let at = SystemTime::now();
     let port = match free_port() {
@@ -94,7 +101,7 @@ pub fn run_cell(
     let spec = StartSpec {
         addr,
         args: target.args.clone(),
-        env: target.env.clone(),
+        env: target.env.iter().chain(env.backend_env).cloned().collect(),
         cpus: env.server_cpus.map(<[usize]>::to_vec),
     };
     let mut server = match start(&target.dir, &target.manifest, &spec) {
@@ -116,7 +123,10 @@ pub fn run_cell(
     // the client's CPUs (this thread is pinned to the client's) before and
     // after the cell.
     let probes_before = (noise::probe(env.server_cpus), noise::probe(None));
-    let load = noise::LoadWindow::start(Some(server.pid()));
+    let measured: Vec<i32> = std::iter::once(server.pid())
+        .chain(env.backend_pgids.iter().copied())
+        .collect();
+    let load = noise::LoadWindow::start(&measured);
     let sampler = Sampler::start(server.pid(), SAMPLE_EVERY);
     // Set by the run's cancel or the suite's per-cell time limit, whichever
     // comes first; every engine run of the cell watches it.

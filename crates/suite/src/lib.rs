@@ -12,6 +12,7 @@ mod logs;
 mod manifest;
 pub mod noise;
 pub mod placement;
+pub mod postgres;
 mod runner;
 pub mod sampler;
 mod server;
@@ -24,7 +25,8 @@ pub use adaptive::{Adaptive, SettleRule, Stopped};
 pub use allocator::{Allocator, AllocatorError};
 pub use cell::READY_WITHIN;
 pub use manifest::{
-    discover, load_manifest, parse_manifest, ManifestError, Model, ServerManifest, Tier, Variant,
+    discover, load_manifest, parse_manifest, ManifestError, Model, Offer, ServerManifest, Tier,
+    Variant,
 };
 pub use runner::{run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
 pub use server::{

@@ -143,21 +143,25 @@ fn own_cpu_s() -> f64 {
     secs(u.ru_utime) + secs(u.ru_stime)
 }
 
-/// CPU seconds of the process group `pgid` so far (0 with no group).
-fn group_cpu_s(pgid: Option<i32>) -> f64 {
-    pgid.and_then(|g| sample_group(g).ok())
-        .map_or(0.0, |s| s.cpu_user_s + s.cpu_sys_s)
+/// CPU seconds of the process groups `pgids` so far (0 for a group gone).
+fn group_cpu_s(pgids: &[i32]) -> f64 {
+    pgids
+        .iter()
+        .filter_map(|&g| sample_group(g).ok())
+        .map(|s| s.cpu_user_s + s.cpu_sys_s)
+        .sum()
 }
 
-/// The machine's load seen over a stretch of time, netbench's own CPU and the
-/// server's taken out.
-#[derive(Debug, Clone, Copy)]
+/// The machine's load seen over a stretch of time, netbench's own CPU and
+/// the measured processes' (the server, and the back ends it uses) taken
+/// out.
+#[derive(Debug, Clone)]
 pub struct LoadWindow {
     stat: CpuTicks,
     own_s: f64,
     server_s: f64,
     at: Instant,
-    pgid: Option<i32>,
+    pgids: Vec<i32>,
 }
 
 /// What a [`LoadWindow`] saw.
@@ -170,14 +174,16 @@ pub struct Load {
 }
 
 impl LoadWindow {
-    /// Starts watching; `pgid` is the server's process group, if one runs.
-    pub fn start(pgid: Option<i32>) -> Option<LoadWindow> {
+    /// Starts watching; `pgids` are the process groups whose CPU is part of
+    /// the measurement, not noise: the server's, if one runs, and its back
+    /// ends' (a PostgreSQL serving its db requests).
+    pub fn start(pgids: &[i32]) -> Option<LoadWindow> {
         Some(LoadWindow {
             stat: read_stat()?,
             own_s: own_cpu_s(),
-            server_s: group_cpu_s(pgid),
+            server_s: group_cpu_s(pgids),
             at: Instant::now(),
-            pgid,
+            pgids: pgids.to_vec(),
         })
     }
 
@@ -185,7 +191,7 @@ impl LoadWindow {
         let stat = read_stat()?;
         let wall = self.at.elapsed().as_secs_f64();
         let own = own_cpu_s() - self.own_s;
-        let server = group_cpu_s(self.pgid) - self.server_s;
+        let server = group_cpu_s(&self.pgids) - self.server_s;
         Some(load_between(
             self.stat,
             stat,
@@ -218,11 +224,15 @@ pub(crate) fn load_between(a: CpuTicks, b: CpuTicks, ours_s: f64, wall: f64, hz:
 /// Waits, in short looks and at most `max_wait`, until the machine is quiet
 /// (fewer than [`QUIET_THRESHOLD_CORES`] busy outside netbench); returns the
 /// last look's busy cores and how long it waited. A cancel ends the wait.
-pub fn wait_for_quiet(max_wait: Duration, cancel: &AtomicBool) -> (f64, Duration) {
+pub fn wait_for_quiet(
+    max_wait: Duration,
+    backends: &[i32],
+    cancel: &AtomicBool,
+) -> (f64, Duration) {
     // The first look is part of every cell; only the looks after it wait.
     let mut first_look_end: Option<Instant> = None;
     loop {
-        let Some(window) = LoadWindow::start(None) else {
+        let Some(window) = LoadWindow::start(backends) else {
             return (0.0, Duration::ZERO);
         };
         std::thread::sleep(QUIET_WINDOW);
@@ -291,12 +301,12 @@ mod tests {
     fn quiet_is_waited_for_within_a_bound() {
         let cancel = AtomicBool::new(false);
         let started = Instant::now();
-        let (_, waited) = wait_for_quiet(Duration::from_millis(600), &cancel);
+        let (_, waited) = wait_for_quiet(Duration::from_millis(600), &[], &cancel);
         assert!(waited <= Duration::from_millis(600));
         assert!(started.elapsed() < Duration::from_secs(5));
         // A cancel ends the wait at the first look.
         cancel.store(true, Ordering::Relaxed);
-        let (_, waited) = wait_for_quiet(Duration::from_secs(60), &cancel);
+        let (_, waited) = wait_for_quiet(Duration::from_secs(60), &[], &cancel);
         assert!(waited < Duration::from_secs(2));
     }
 }

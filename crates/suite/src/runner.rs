@@ -19,7 +19,9 @@ use netbench_engine::{LoadResult, RequestTemplate, Url};
 
 use crate::adaptive::{next_round, SettleRule, Stopped};
 use crate::cell::{run_cell, CellEnv, CellOutcome, Measured};
+use crate::manifest::Offer;
 use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
+use crate::postgres::{pool_size, PrivatePostgres};
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{
     BuildStatus, CellKey, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store, StoreError,
@@ -128,6 +130,8 @@ pub enum RunError {
     Placement(String),
     #[error("no server matches the suite's selectors {0:?}; see servers/ for the names")]
     NoServers(Vec<String>),
+    #[error("the suite has db scenarios, and its PostgreSQL could not start: {0}")]
+    Postgres(#[from] crate::postgres::PgError),
 }
 
 /// How the run ended.
@@ -137,12 +141,19 @@ pub struct RunOutcome {
     pub status: RunStatus,
 }
 
+/// Distinct rows a db cell asks for, and lists a db-list cell asks for:
+/// enough that no server can keep a handful of answers, few enough that the
+/// expected answers stay small beside the client's buffers.
+const DB_IDS: usize = 1000;
+const DB_LISTS: usize = 200;
+
 fn requests_for(
     endpoint: Endpoint,
     keepalive: bool,
     work_docs: usize,
     seed: u64,
 ) -> impl Fn(&Url) -> Vec<RequestTemplate> {
+    use netbench_contract::db;
     move |url: &Url| match endpoint {
         Endpoint::Blank => vec![blank_request(url, keepalive)],
         Endpoint::Echo => vec![echo_request(url, keepalive)],
@@ -151,6 +162,60 @@ fn requests_for(
             keepalive,
             WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
         ),
+        Endpoint::Db => db::db_requests(url, keepalive, &db::random_ids(seed, DB_IDS, db::ROWS)),
+        Endpoint::DbList => {
+            let last_full = db::ROWS - db::DEFAULT_COUNT as i32 + 1;
+            let froms = db::random_ids(seed, DB_LISTS, last_full);
+            db::db_list_requests(url, keepalive, &froms, db::DEFAULT_COUNT)
+        }
+        // The messages are made by the engine's WebSocket client.
+        Endpoint::Ws => Vec::new(),
+    }
+}
+
+/// The back ends a run started for its scenarios (a PostgreSQL for db
+/// scenarios), and what servers are told about them.
+struct Backends {
+    postgres: Option<PrivatePostgres>,
+    /// Added to every server's environment (`DATABASE_URL`, ...).
+    env: Vec<(String, String)>,
+}
+
+impl Backends {
+    fn start(suite: &Suite, cpus: &Cpus) -> Result<Backends, RunError> {
+        let needs_db = suite
+            .scenarios
+            .iter()
+            .any(|s| s.endpoint.needs() == Some(Offer::Db));
+        if !needs_db {
+            return Ok(Backends {
+                postgres: None,
+                env: Vec::new(),
+            });
+        }
+        let pg = PrivatePostgres::start(cpus.server.as_deref())?;
+        let env = vec![
+            ("DATABASE_URL".to_string(), pg.url()),
+            (
+                "DATABASE_POOL_SIZE".to_string(),
+                pool_size(cpus.server.as_deref()).to_string(),
+            ),
+        ];
+        Ok(Backends {
+            postgres: Some(pg),
+            env,
+        })
+    }
+
+    /// What the run's record says about them (in its environment, beside
+    /// the tool versions).
+    fn describe(&self) -> Option<serde_json::Value> {
+        let pg = self.postgres.as_ref()?;
+        Some(serde_json::json!({
+            "version": pg.facts.version,
+            "cpus": pg.facts.cpus,
+            "where": "private, loopback only, pinned to the server's CPUs, which it shares with the server",
+        }))
     }
 }
 
@@ -187,17 +252,25 @@ fn cells<'a>(
                 .cell_counts()
                 .into_iter()
                 .flat_map(move |connections| {
-                    targets.iter().map(move |&target| PlannedCell {
-                        key: CellKey {
-                            server: target.manifest.name.clone(),
-                            variant: target.variant.clone(),
-                            scenario: scenario.name.clone(),
-                            connections,
-                            repetition,
-                        },
-                        target,
-                        scenario,
-                    })
+                    targets
+                        .iter()
+                        .filter(|t| {
+                            scenario
+                                .endpoint
+                                .needs()
+                                .is_none_or(|p| t.manifest.offers(p))
+                        })
+                        .map(move |&target| PlannedCell {
+                            key: CellKey {
+                                server: target.manifest.name.clone(),
+                                variant: target.variant.clone(),
+                                scenario: scenario.name.clone(),
+                                connections,
+                                repetition,
+                            },
+                            target,
+                            scenario,
+                        })
                 })
         })
     })
@@ -208,6 +281,7 @@ fn prepare(
     req: &RunRequest,
     t: &Target,
     cpus: &Cpus,
+    backends: &Backends,
     obs: &mut dyn Observer,
 ) -> Result<ServerRecord, Box<Excluded>> {
     let label = t.label();
@@ -275,7 +349,7 @@ fn prepare(
     let spec = StartSpec {
         addr,
         args: t.args.clone(),
-        env: t.env.clone(),
+        env: t.env.iter().chain(&backends.env).cloned().collect(),
         cpus: cpus.server.clone(),
     };
     let mut server = match start(&t.dir, &t.manifest, &spec) {
@@ -297,7 +371,12 @@ fn prepare(
         }
     }
     let client = Client::new(addr, Duration::from_secs(5));
-    let report = verify(&VerifyOptions::new(client, seed_now()));
+    let mut options = VerifyOptions::new(client, seed_now());
+    if t.manifest.offers(Offer::Db) {
+        options.database_url = backends.postgres.as_ref().map(PrivatePostgres::url);
+    }
+    options.ws = t.manifest.offers(Offer::Ws);
+    let report = verify(&options);
     server.stop(Duration::from_secs(5));
     record.verify_json = serde_json::to_string(&report).ok();
     use netbench_contract::CheckStatus::{Fail, Pass, Warn};
@@ -365,6 +444,15 @@ pub fn run_suite(
         None => suite.clone(),
     };
     let repetitions = suite.repetitions;
+    // Before anything is recorded: a run whose database cannot start has
+    // nothing to measure its db cells against.
+    let backends = Backends::start(suite, &cpus)?;
+    let environment = environment.map(|mut env| {
+        if let (Some(pg), Some(map)) = (backends.describe(), env.as_object_mut()) {
+            map.insert("postgresql".to_string(), pg);
+        }
+        env
+    });
     let (run, done): (i64, HashSet<CellKey>) = match req.resume {
         Some(id) => {
             let done = store.completed_cells(id)?;
@@ -390,7 +478,9 @@ pub fn run_suite(
     };
     // A run stored before seeds were kept resumes with a fixed one.
     let work_seed = store.run(run)?.work_seed.unwrap_or(1);
-    let total = targets.len() * suite.cells_per_round() * repetitions as usize;
+    // Cells of an optional part a server does not offer are not planned.
+    let all: Vec<&Target> = targets.iter().collect();
+    let total = cells(suite, 1..=repetitions, &all).count();
     obs.event(Event::Started {
         run,
         servers: targets.len(),
@@ -416,7 +506,7 @@ pub fn run_suite(
         if cancelled() {
             return finish(store, RunStatus::Interrupted, obs);
         }
-        let prepared = prepare(req, t, &cpus, obs);
+        let prepared = prepare(req, t, &cpus, &backends, obs);
         // A cancel during a build or verify leaves that server unjudged:
         // nothing is recorded, and --resume prepares it again.
         if cancelled() {
@@ -439,6 +529,7 @@ pub fn run_suite(
         }
     }
 
+    let backend_pgids: Vec<i32> = backends.postgres.iter().map(PrivatePostgres::pid).collect();
     let env = CellEnv {
         server_cpus: cpus.server.as_deref(),
         client_workers,
@@ -446,6 +537,8 @@ pub fn run_suite(
         ready_within: req.ready_within,
         quiet_wait: suite.quiet_wait,
         cancel: &req.cancel,
+        backend_env: &backends.env,
+        backend_pgids: &backend_pgids,
     };
     let began = Instant::now();
     let mut index = done.len();

@@ -264,6 +264,40 @@ fn shell_line(run: &str) -> String {
     }
 }
 
+/// Starts a shell blocked reading a pipe only this process writes to: when
+/// this process ends, however it ends, the pipe closes and the shell kills
+/// the process group `pgid`, so nothing netbench started outlives it, then
+/// removes `cleanup` (a private folder the group wrote in). Kill the guard
+/// (and reap it) once the group is stopped by hand.
+pub(crate) fn spawn_guard(pgid: u32, cleanup: Option<&Path>) -> Option<Child> {
+    let mut guard = Command::new("sh");
+    guard
+        .arg("-c")
+        // The pause lets the killed processes go before their folder does.
+        .arg("read _; kill -9 -\"$1\" 2>/dev/null; [ -z \"$2\" ] || { sleep 1; rm -rf -- \"$2\"; }")
+        .arg("netbench-guard")
+        .arg(pgid.to_string())
+        .arg(
+            cleanup
+                .map(|p| p.as_os_str().to_owned())
+                .unwrap_or_default(),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe. In a session of its own the guard
+    // hears no signal meant for netbench's group or terminal (Ctrl-C, a
+    // closed terminal's SIGHUP, `kill -9 -PGID`), so it outlives netbench
+    // and does its one job.
+    unsafe {
+        guard.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    guard.spawn().ok()
+}
+
 /// A started server. Dropping it stops the whole process group.
 pub struct RunningServer {
     pub name: String,
@@ -326,26 +360,7 @@ pub fn start(
         });
     }
     let child = cmd.spawn().map_err(spawn_err)?;
-    let mut guard = Command::new("sh");
-    guard
-        .arg("-c")
-        .arg("read _; kill -9 -\"$1\" 2>/dev/null")
-        .arg("netbench-guard")
-        .arg(child.id().to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe. In a session of its own the guard
-    // hears no signal meant for netbench's group or terminal (Ctrl-C, a
-    // closed terminal's SIGHUP, `kill -9 -PGID`), so it outlives netbench
-    // and does its one job.
-    unsafe {
-        guard.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    let guard = guard.spawn().ok();
+    let guard = spawn_guard(child.id(), None);
     Ok(RunningServer {
         name: m.name.clone(),
         addr,

@@ -19,7 +19,7 @@ pub enum Repetitions {
 
 /// What a scenario sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Endpoint {
     /// `GET /blank`, answer `OK` checked.
     Blank,
@@ -27,6 +27,14 @@ pub enum Endpoint {
     Work,
     /// `GET /echo/<text>`, answer checked.
     Echo,
+    /// `GET /db?id=N` over a pool of random ids, each row checked (the
+    /// contract's optional `db` part: the run starts a PostgreSQL).
+    Db,
+    /// `GET /db/list?from=N` of the default count, each list checked.
+    DbList,
+    /// `GET /ws` upgraded, then messages echoed and checked (the optional
+    /// `ws` part).
+    Ws,
 }
 
 impl Endpoint {
@@ -35,6 +43,19 @@ impl Endpoint {
             Endpoint::Blank => "blank",
             Endpoint::Work => "work",
             Endpoint::Echo => "echo",
+            Endpoint::Db => "db",
+            Endpoint::DbList => "db-list",
+            Endpoint::Ws => "ws",
+        }
+    }
+
+    /// The optional contract part a server must offer for this endpoint.
+    pub fn needs(self) -> Option<crate::manifest::Offer> {
+        use crate::manifest::Offer;
+        match self {
+            Endpoint::Blank | Endpoint::Work | Endpoint::Echo => None,
+            Endpoint::Db | Endpoint::DbList => Some(Offer::Db),
+            Endpoint::Ws => Some(Offer::Ws),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Every server under servers/ builds on this machine, passes its own tests,
-//! starts on a free port, passes `verify` with no failed check, and answers `/` as /blank or
-//! /work when started with the argument 0 or 1. Servers are found by their
-//! manifests; none is named here.
+//! starts on a free port, passes `verify` with no failed check (with the db
+//! and ws checks of the parts it offers, db against a private PostgreSQL),
+//! and answers `/` as /blank or /work when started with the argument 0 or 1.
+//! Servers are found by their manifests; none is named here.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, WorkGenerator};
-use netbench_suite::{build, discover, free_port, run_tests, start, ServerManifest, StartSpec};
+use netbench_suite::postgres::PrivatePostgres;
+use netbench_suite::{
+    build, discover, free_port, run_tests, start, Offer, ServerManifest, StartSpec,
+};
 
 const READY_WITHIN: Duration = Duration::from_secs(60);
 
@@ -21,8 +25,10 @@ fn client(addr: SocketAddr) -> Client {
     Client::new(addr, Duration::from_secs(5))
 }
 
-/// Everything wrong with one server, or nothing.
-fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
+/// Everything wrong with one server, or nothing. `database_url` is the
+/// private PostgreSQL that servers offering db read (their own tests see it
+/// too, as DATABASE_URL).
+fn check_server(dir: &Path, m: &ServerManifest, database_url: Option<&str>) -> Vec<String> {
     let mut problems = Vec::new();
     if let Err(e) = build(dir, m, &AtomicBool::new(false)) {
         return vec![e.to_string()];
@@ -31,14 +37,26 @@ fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
         problems.push(e.to_string());
     }
     let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
-    let mut server = match start(dir, m, &StartSpec::at(addr)) {
+    let spec = StartSpec {
+        env: database_url
+            .map(|u| vec![("DATABASE_URL".to_string(), u.to_string())])
+            .unwrap_or_default(),
+        ..StartSpec::at(addr)
+    };
+    let mut server = match start(dir, m, &spec) {
         Ok(s) => s,
         Err(e) => return vec![e.to_string()],
     };
     if let Err(e) = server.wait_ready(READY_WITHIN) {
         return vec![e.to_string()];
     }
-    let report = verify(&VerifyOptions::new(client(addr), 0x6e62_7631));
+    // Every optional part a server offers is checked as the runner checks it.
+    let mut options = VerifyOptions::new(client(addr), 0x6e62_7631);
+    if m.offers(Offer::Db) {
+        options.database_url = database_url.map(str::to_string);
+    }
+    options.ws = m.offers(Offer::Ws);
+    let report = verify(&options);
     for c in &report.checks {
         if c.status == CheckStatus::Fail {
             problems.push(format!("verify {}: {}", c.name, c.reason));
@@ -90,9 +108,19 @@ fn check_server(dir: &Path, m: &ServerManifest) -> Vec<String> {
 fn every_reference_server_builds_and_conforms() {
     let servers = discover(&servers_dir()).expect("server manifests are valid");
     assert!(!servers.is_empty(), "no servers found under servers/");
+    let postgres = servers
+        .iter()
+        .any(|(_, m)| m.offers(Offer::Db))
+        .then(|| PrivatePostgres::start(None).expect("PostgreSQL starts (make test installs it)"));
+    let database_url = postgres.as_ref().map(PrivatePostgres::url);
+    if let Some(url) = &database_url {
+        // The servers' own tests read it too; this file has one test, so no
+        // other thread reads the environment meanwhile.
+        std::env::set_var("DATABASE_URL", url);
+    }
     let mut failures = Vec::new();
     for (dir, m) in &servers {
-        let problems = check_server(dir, m);
+        let problems = check_server(dir, m, database_url.as_deref());
         eprintln!(
             "{}: {}",
             m.name,

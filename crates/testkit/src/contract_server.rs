@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use netbench_contract::{answer, format_http_date};
 
+use crate::db_server::DbConn;
 use crate::{read_request, spawn_server, TestServer};
 
 /// The one way a contract server misbehaves.
@@ -30,13 +31,16 @@ pub enum Flaw {
     StuckDate,
     /// Accepts a date that is not a valid timestamp (compares strings).
     LaxDates,
+    /// Answers a db row or list it has answered before from a cache, so
+    /// rows changed in the database are not seen.
+    CachedDb,
     /// Echoes every WebSocket message with the right type and length but a
     /// fixed payload (`x` bytes).
     WsFixedPayload,
 }
 
 impl Flaw {
-    pub const NAMES: [(&'static str, Flaw); 8] = [
+    pub const NAMES: [(&'static str, Flaw); 9] = [
         ("none", Flaw::None),
         ("canned-work", Flaw::CannedWork),
         ("cached-work", Flaw::CachedWork),
@@ -44,6 +48,7 @@ impl Flaw {
         ("no-date", Flaw::NoDate),
         ("stuck-date", Flaw::StuckDate),
         ("lax-dates", Flaw::LaxDates),
+        ("cached-db", Flaw::CachedDb),
         ("ws-fixed-payload", Flaw::WsFixedPayload),
     ];
 
@@ -55,12 +60,18 @@ impl Flaw {
     }
 }
 
-type Cache = Arc<Mutex<HashMap<String, Vec<u8>>>>;
+pub(crate) type Cache = Arc<Mutex<HashMap<String, Vec<u8>>>>;
 
 pub fn serve_contract(flaw: Flaw) -> TestServer {
+    serve_contract_db(flaw, None)
+}
+
+/// A contract server whose `db` part reads the database at `database_url`.
+pub fn serve_contract_db(flaw: Flaw, database_url: Option<String>) -> TestServer {
     let cache: Cache = Arc::default();
     spawn_server(move |stream| {
-        let _ = handle(stream, flaw, &cache, &|| {});
+        let mut db = DbConn::new(database_url.clone());
+        let _ = handle(stream, flaw, &cache, &mut db, &|| {});
     })
 }
 
@@ -74,6 +85,7 @@ pub fn run_contract_server(
     flaw: Flaw,
     crash_after: Option<u64>,
     accept_limit: Option<u64>,
+    database_url: Option<String>,
 ) -> ! {
     let cache: Cache = Arc::default();
     let served = Arc::new(AtomicU64::new(0));
@@ -83,6 +95,7 @@ pub fn run_contract_server(
         }
         let Ok(stream) = stream else { continue };
         let (cache, served) = (Arc::clone(&cache), Arc::clone(&served));
+        let mut db = DbConn::new(database_url.clone());
         std::thread::spawn(move || {
             let count = || {
                 let n = served.fetch_add(1, Ordering::Relaxed) + 1;
@@ -94,7 +107,7 @@ pub fn run_contract_server(
                     std::process::exit(3);
                 }
             };
-            let _ = handle(stream, flaw, &cache, &count);
+            let _ = handle(stream, flaw, &cache, &mut db, &count);
         });
     }
     if accept_limit.is_some() {
@@ -182,7 +195,13 @@ fn lax_answer(body: &[u8]) -> Result<serde_json::Value, ()> {
     Ok(v)
 }
 
-fn handle(stream: TcpStream, flaw: Flaw, cache: &Cache, on_request: &dyn Fn()) -> io::Result<()> {
+fn handle(
+    stream: TcpStream,
+    flaw: Flaw,
+    cache: &Cache,
+    db: &mut DbConn,
+    on_request: &dyn Fn(),
+) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let mut w = stream.try_clone()?;
     let mut r = BufReader::new(stream);
@@ -205,6 +224,10 @@ fn handle(stream: TcpStream, flaw: Flaw, cache: &Cache, on_request: &dyn Fn()) -
                 } else {
                     "text/plain"
                 };
+                respond(&mut w, flaw, status, ct, &body)?
+            }
+            ("GET", "/db" | "/db/list") => {
+                let (status, ct, body) = crate::db_server::answer(db, flaw, cache, &req.path);
                 respond(&mut w, flaw, status, ct, &body)?
             }
             ("GET", "/ws") => match req.ws_key {

@@ -10,9 +10,10 @@ use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 mod contract_server;
+mod db_server;
 mod ws_server;
 
-pub use contract_server::{run_contract_server, serve_contract, Flaw};
+pub use contract_server::{run_contract_server, serve_contract, serve_contract_db, Flaw};
 
 /// How a test server answers each request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! contract, each passing, warning or failing with a one-line reason.
 
 mod checks;
+mod db;
 mod ws;
 
 use std::time::Duration;
@@ -39,6 +40,9 @@ pub struct VerifyOptions {
     pub documents: usize,
     /// How long to wait before expecting a different Date header.
     pub date_wait: Duration,
+    /// The database behind the server's `db` part (CONTRACT.md, "db"):
+    /// with it the db checks run, and change rows through it.
+    pub database_url: Option<String>,
     /// Run the `ws` checks (CONTRACT.md, "ws"): the server offers WebSocket
     /// echo at `/ws`.
     pub ws: bool,
@@ -52,6 +56,7 @@ impl VerifyOptions {
             seed,
             documents: 50,
             date_wait: Duration::from_millis(1100),
+            database_url: None,
             ws: false,
         }
     }
@@ -156,6 +161,10 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
     out.extend(checks::rejections(&mut ctx));
     out.push(checks::keep_alive(&mut ctx));
     let mut skipped = Vec::new();
+    match &opts.database_url {
+        Some(url) => out.extend(db::checks(&mut ctx, url)),
+        None => skipped.push("db: no database given (--database-url)".to_string()),
+    }
     if opts.ws {
         out.extend(ws::checks(&mut ctx));
     } else {

@@ -167,8 +167,9 @@ pub struct SweepFacts {
     /// The p99 a step must stay under to count for the knee.
     pub slo_p99_ns: f64,
     pub steps: Vec<SweepStep>,
-    /// The highest offered rate whose p99 met the SLO with at least 99% of
-    /// it achieved; None when no step did.
+    /// The highest offered rate up to which every step met the SLO with at
+    /// least 99% of its rate achieved ([`knee`]); None when the first did
+    /// not.
     pub knee_per_s: Option<f64>,
 }
 
@@ -204,15 +205,23 @@ pub struct FixedRateFacts {
     pub server_cpu_us_per_request: Option<f64>,
 }
 
-/// The knee of a sweep: the highest offered rate whose p99 stays under the
-/// SLO with at least 99% of it achieved.
+/// The knee of a sweep: the highest offered rate up to which every step
+/// kept its p99 under the SLO with at least 99% of its rate achieved. A
+/// step that misses ends the curve's good part even when a faster step
+/// happens to pass: one good step above a bad one is luck, not capacity.
 pub fn knee(steps: &[SweepStep], slo_p99_ns: f64) -> Option<f64> {
-    steps
-        .iter()
-        .filter(|s| s.p99_ns > 0.0 && s.p99_ns <= slo_p99_ns)
-        .filter(|s| s.offered_per_s > 0.0 && s.achieved_per_s / s.offered_per_s >= 0.99)
+    let mut by_rate: Vec<&SweepStep> = steps.iter().collect();
+    by_rate.sort_by(|a, b| a.offered_per_s.total_cmp(&b.offered_per_s));
+    by_rate
+        .into_iter()
+        .take_while(|s| {
+            s.p99_ns > 0.0
+                && s.p99_ns <= slo_p99_ns
+                && s.offered_per_s > 0.0
+                && s.achieved_per_s / s.offered_per_s >= 0.99
+        })
         .map(|s| s.offered_per_s)
-        .fold(None, |best, r| Some(best.map_or(r, |b: f64| b.max(r))))
+        .last()
 }
 
 #[cfg(test)]
@@ -260,6 +269,18 @@ mod tests {
         assert_eq!(knee(&steps, 10e6), Some(5000.0));
         assert_eq!(knee(&steps, 0.5e6), None);
         assert_eq!(knee(&[], 10e6), None);
+    }
+
+    #[test]
+    fn the_knee_is_before_the_first_miss_in_rate_order() {
+        let steps = [
+            step(9000.0, 9000.0, 3.0),
+            step(1000.0, 1000.0, 1.0),
+            // A spike at 5,000/s: the 9,000/s step that passed after it
+            // does not count.
+            step(5000.0, 5000.0, 40.0),
+        ];
+        assert_eq!(knee(&steps, 10e6), Some(1000.0));
     }
 
     #[test]

@@ -20,9 +20,9 @@ pub use facts::{
 };
 pub use idle::idle_facts;
 
-use netbench_engine::{LoadPlan, Pacing, Stop};
+use netbench_engine::{LoadPlan, Pacing, Stop, WsPlan};
 
-use crate::suite::{Length, Scenario};
+use crate::suite::{Endpoint, Length, Scenario};
 
 /// What a scenario measures.
 #[derive(Debug, Clone, PartialEq)]
@@ -228,6 +228,9 @@ impl Kind {
 
 /// A request (or a connect) slower than this fails as a timeout.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// Payload of each WebSocket message of a ws scenario: a chat-sized text
+/// message, `netbench load --ws`'s default.
+const WS_MESSAGE: usize = 64;
 
 /// The closed-loop plan of a scenario at `connections`, which each kind
 /// adjusts.
@@ -248,8 +251,18 @@ pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) 
         requests_per_connection: None,
         reconnect: true,
         requests: m.requests.clone(),
-        ws: None,
+        ws: ws_plan(scenario, m),
     }
+}
+
+/// The WebSocket half of a ws scenario's plan; None for HTTP endpoints.
+pub(crate) fn ws_plan(scenario: &Scenario, m: &Measure<'_>) -> Option<WsPlan> {
+    (scenario.endpoint == Endpoint::Ws).then(|| WsPlan {
+        path: "/ws".to_string(),
+        host: m.addr.to_string(),
+        message_size: WS_MESSAGE,
+        binary: false,
+    })
 }
 
 /// What a cell of the kind measured. An idle cell's facts come later, from
@@ -296,7 +309,8 @@ pub fn measure_cell(
             let facts = Facts::Pipelined(PipelinedFacts { depth: *depth });
             done(measure_plan(&plan, m)?, Some(facts))
         }
-        Kind::Storm => storm::measure_storm(connections, m).map(|x| Outcome::Done(Box::new(x))),
+        Kind::Storm => storm::measure_storm(connections, ws_plan(scenario, m), m)
+            .map(|x| Outcome::Done(Box::new(x))),
         Kind::RateSweep { steps, slo_p99 } => {
             sweep::measure_sweep(&plan, steps, *slo_p99, m).map(|x| Outcome::Done(Box::new(x)))
         }

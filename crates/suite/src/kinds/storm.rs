@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use netbench_engine::{ErrorKind, LoadPlan, Pacing, Stop};
+use netbench_engine::{ErrorKind, LoadPlan, Pacing, Stop, WsPlan};
 
 use super::engine_run::{from_result, measure_plan, Measure, Measured};
 use super::facts::{Facts, StormFacts};
@@ -13,7 +13,14 @@ use super::facts::{Facts, StormFacts};
 /// retransmits (after 1 s and 3 s) that a full listen queue causes.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-pub(crate) fn measure_storm(clients: u32, m: &Measure<'_>) -> Result<Measured, String> {
+/// A storm of `clients`, each sending one request, or with `ws` upgrading
+/// and echoing one message (the seed's "connect 3,000 clients and echo one
+/// message"), its connection then left open until every client is done.
+pub(crate) fn measure_storm(
+    clients: u32,
+    ws: Option<WsPlan>,
+    m: &Measure<'_>,
+) -> Result<Measured, String> {
     let plan = LoadPlan {
         addr: m.addr,
         connections: clients as usize,
@@ -22,12 +29,14 @@ pub(crate) fn measure_storm(clients: u32, m: &Measure<'_>) -> Result<Measured, S
         pacing: Pacing::Closed,
         warmup: Duration::ZERO,
         timeout: TIMEOUT,
-        keepalive: false,
+        // An HTTP client says it will close, as ab does; a WebSocket is a
+        // kept connection by nature.
+        keepalive: ws.is_some(),
         pipeline: 1,
         requests_per_connection: None,
         reconnect: false,
         requests: m.requests.clone(),
-        ws: None,
+        ws,
     };
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()

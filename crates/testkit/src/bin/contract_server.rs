@@ -9,13 +9,14 @@ use std::time::Duration;
 use netbench_testkit::{run_contract_server, Flaw};
 
 const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--tag TEXT]\n\
-  --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, lax-dates,\n\
+  --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, lax-dates, cached-db,\n\
                     ws-fixed-payload (WebSocket echoes of the right length, always `x`)\n\
   --crash-after N   exit with status 3 after N requests\n\
   --never-ready     never listen (for readiness timeouts)\n\
   --close-listener-after N\n\
                     close the listener after N connections, so later connects are refused\n\
-  --tag TEXT        ignored; lets tests find this process";
+  --tag TEXT        ignored; lets tests find this process\n\
+The db endpoints read the database at DATABASE_URL (CONTRACT.md, \"db\").";
 
 fn fail(msg: &str) -> ! {
     eprintln!("netbench-contract-server: {msg}\n{USAGE}");
@@ -69,5 +70,6 @@ fn main() {
     let port = std::env::var("PORT").unwrap_or_else(|_| "1234".into());
     let listener = TcpListener::bind(format!("{host}:{port}"))
         .unwrap_or_else(|e| fail(&format!("cannot listen on {host}:{port}: {e}")));
-    run_contract_server(listener, flaw, crash_after, accept_limit)
+    let database_url = std::env::var("DATABASE_URL").ok();
+    run_contract_server(listener, flaw, crash_after, accept_limit, database_url)
 }

@@ -1,0 +1,125 @@
+//! The contract server's `db` part (CONTRACT.md, "db"): each connection's
+//! thread reads PostgreSQL through its own connection, opened on first use;
+//! or, as a flaw, answers a row it has seen before from a cache.
+
+use netbench_contract::db::{Row, DEFAULT_COUNT, MAX_COUNT, SELECT_ROWS};
+use serde_json::Value;
+
+use crate::contract_server::{Cache, Flaw};
+
+/// One connection's way to the database.
+pub(crate) struct DbConn {
+    url: Option<String>,
+    client: Option<postgres::Client>,
+}
+
+impl DbConn {
+    pub(crate) fn new(url: Option<String>) -> Self {
+        DbConn { url, client: None }
+    }
+
+    fn client(&mut self) -> Result<&mut postgres::Client, String> {
+        if self.client.is_none() {
+            let url = self.url.as_deref().ok_or("no DATABASE_URL")?;
+            let c = postgres::Client::connect(url, postgres::NoTls).map_err(|e| e.to_string())?;
+            self.client = Some(c);
+        }
+        Ok(self.client.as_mut().expect("just set"))
+    }
+
+    fn rows(&mut self, filter: &str) -> Result<Vec<Row>, String> {
+        let sql = format!("{SELECT_ROWS} {filter}");
+        let rows = self.client()?.query(&sql, &[]).map_err(|e| e.to_string())?;
+        Ok(rows
+            .iter()
+            .map(|r| Row {
+                id: r.get(0),
+                name: r.get(1),
+                description: r.get(2),
+                quantity: r.get(3),
+                price_cents: r.get(4),
+                updated_ms: r.get(5),
+            })
+            .collect())
+    }
+}
+
+/// The value of `name` in a query string, as written.
+fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('=').or(Some((kv, ""))))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// A contract integer: decimal digits that fit an i32.
+fn int(v: Option<&str>) -> Option<i32> {
+    let v = v?;
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok()
+}
+
+/// Status, content type and body of a GET of `/db` or `/db/list`.
+pub(crate) fn answer(
+    conn: &mut DbConn,
+    flaw: Flaw,
+    cache: &Cache,
+    path: &str,
+) -> (u16, &'static str, Vec<u8>) {
+    let key = format!("db:{path}");
+    if flaw == Flaw::CachedDb {
+        if let Some(hit) = cache.lock().unwrap().get(&key).cloned() {
+            return (200, "application/json", hit);
+        }
+    }
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    let bad = (400, "text/plain", b"bad request".to_vec());
+    let result = if route == "/db" {
+        let Some(id) = int(param(query, "id")) else {
+            return bad;
+        };
+        conn.rows(&format!("WHERE id = {id}"))
+            .map(|mut rows| rows.pop().map(|r| r.to_json()))
+    } else {
+        let Some(from) = int(param(query, "from")) else {
+            return bad;
+        };
+        let count = match param(query, "count") {
+            None => Some(DEFAULT_COUNT as i32),
+            c => int(c).filter(|c| (1..=MAX_COUNT as i32).contains(c)),
+        };
+        let Some(count) = count else { return bad };
+        conn.rows(&format!("WHERE id >= {from} ORDER BY id LIMIT {count}"))
+            .map(|rows| Some(Value::Array(rows.iter().map(Row::to_json).collect())))
+    };
+    match result {
+        Err(e) => (503, "text/plain", format!("database: {e}").into_bytes()),
+        Ok(None) => (404, "text/plain", b"no such row".to_vec()),
+        Ok(Some(v)) => {
+            let body = serde_json::to_vec(&v).expect("a Value always serializes");
+            if flaw == Flaw::CachedDb {
+                cache.lock().unwrap().insert(key, body.clone());
+            }
+            (200, "application/json", body)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{int, param};
+
+    #[test]
+    fn parameters_follow_the_contract() {
+        assert_eq!(param("from=3&count=5", "count"), Some("5"));
+        assert_eq!(param("id", "id"), Some(""));
+        assert_eq!(param("x=1", "id"), None);
+        assert_eq!(int(Some("42")), Some(42));
+        for bad in ["", "abc", "1.5", "-1", "+1", "2147483648"] {
+            assert_eq!(int(Some(bad)), None, "{bad}");
+        }
+    }
+}
