@@ -364,10 +364,13 @@ mod tests {
             server_cpu_us_per_request: Some(20.0),
             client_bound: false,
         };
+        // The report reads the knee from the steps: with one, the first
+        // step (at half the peak) meets the SLO; without, it misses.
+        let first_p99_ms = if knee.is_some() { 1.0 } else { 50.0 };
         Facts::RateSweep(SweepFacts {
             peak_rps: peak,
             slo_p99_ns: 10e6,
-            steps: vec![step(0.5, 1.0), step(1.0, 50.0)],
+            steps: vec![step(0.5, first_p99_ms), step(1.0, 50.0)],
             knee_per_s: knee,
         })
     }

@@ -322,7 +322,17 @@ impl PrivatePostgres {
         // SAFETY: the group we created; harmless when it is empty.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // A backend killed with the group may still be writing for a moment:
+        // the folder goes once the group is empty.
+        let until = Instant::now() + Duration::from_secs(5);
+        // SAFETY: signal 0 only asks whether the group has members.
+        while unsafe { libc::kill(-pgid, 0) } == 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if std::fs::remove_dir_all(&self.dir).is_err() {
+            std::thread::sleep(Duration::from_millis(100));
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
