@@ -79,6 +79,20 @@ impl Row {
     }
 }
 
+impl Row {
+    /// A row read with [`SELECT_ROWS`].
+    pub fn from_sql(r: &postgres::Row) -> Row {
+        Row {
+            id: r.get(0),
+            name: r.get(1),
+            description: r.get(2),
+            quantity: r.get(3),
+            price_cents: r.get(4),
+            updated_ms: r.get(5),
+        }
+    }
+}
+
 /// SQL that reads rows in the shape [`Row`] holds, for `WHERE` or `ORDER BY`
 /// to be appended.
 pub const SELECT_ROWS: &str = "SELECT id, name, description, quantity, \

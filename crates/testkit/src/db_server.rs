@@ -30,17 +30,7 @@ impl DbConn {
     fn rows(&mut self, filter: &str) -> Result<Vec<Row>, String> {
         let sql = format!("{SELECT_ROWS} {filter}");
         let rows = self.client()?.query(&sql, &[]).map_err(|e| e.to_string())?;
-        Ok(rows
-            .iter()
-            .map(|r| Row {
-                id: r.get(0),
-                name: r.get(1),
-                description: r.get(2),
-                quantity: r.get(3),
-                price_cents: r.get(4),
-                updated_ms: r.get(5),
-            })
-            .collect())
+        Ok(rows.iter().map(Row::from_sql).collect())
     }
 }
 

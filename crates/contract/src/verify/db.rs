@@ -34,17 +34,7 @@ pub(super) fn checks(ctx: &mut Ctx<'_>, url: &str) -> Vec<Check> {
 fn read_rows(pg: &mut Pg, filter: &str) -> Result<Vec<Row>, String> {
     let sql = format!("{SELECT_ROWS} {filter}");
     let rows = pg.query(&sql, &[]).map_err(|e| format!("{sql}: {e}"))?;
-    Ok(rows
-        .iter()
-        .map(|r| Row {
-            id: r.get(0),
-            name: r.get(1),
-            description: r.get(2),
-            quantity: r.get(3),
-            price_cents: r.get(4),
-            updated_ms: r.get(5),
-        })
-        .collect())
+    Ok(rows.iter().map(Row::from_sql).collect())
 }
 
 fn read_row(pg: &mut Pg, id: i32) -> Result<Row, String> {
