@@ -371,3 +371,58 @@ fn sighup_stops_a_run_cleanly_and_it_can_be_resumed() {
     assert!(said.contains("run 1 · suite one · complete"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The private folders of the PostgreSQL that netbench process `pid` runs.
+fn database_folders_of(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("netbench-pg-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+#[test]
+fn no_database_outlives_a_killed_netbench() {
+    let dir = scratch("killdb");
+    let (_, www) = project(&dir);
+    let suite = dir.join("db.toml");
+    std::fs::write(
+        &suite,
+        "servers = [\"*\"]\nquiet_wait = \"0s\"\n[[scenarios]]\nname = \"db\"\nendpoint = \"db\"\nconnections = [1]\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    let marker = www.to_string_lossy().into_owned();
+    let mut child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // The database starts before any server; the server is up once the
+    // database is seeded.
+    assert!(
+        wait_until(Duration::from_secs(60), || !processes_with(&marker)
+            .is_empty()),
+        "the server never started"
+    );
+    let folders = database_folders_of(pid);
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let data = folders[0].to_string_lossy().into_owned();
+    assert!(!processes_with(&data).is_empty(), "PostgreSQL runs");
+    child.kill().unwrap(); // SIGKILL: only the guard can clean up
+    child.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || processes_with(&data).is_empty()),
+        "PostgreSQL outlived netbench: {:?}",
+        processes_with(&data)
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || !folders[0].exists()),
+        "its folder {data} is left behind"
+    );
+    remove_logs_of(pid);
+    let _ = std::fs::remove_dir_all(&dir);
+}
