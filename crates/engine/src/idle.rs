@@ -2,7 +2,10 @@
 //! ...), gets one checked answer on each, then holds them all open and silent
 //! (or with a heartbeat) while the caller samples the server. One thread and
 //! no pacing: idle connections cost the client next to nothing to watch, and
-//! the caller's sampler, not this loop, is what measures.
+//! the caller's sampler, not this loop, is what measures. Like the worker it
+//! drives either protocol through [`Protocol`], chosen once per run: HTTP
+//! keep-alive requests, or WebSocket connections that upgrade first and then
+//! send messages whose echoes are checked.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,8 +22,10 @@ use crate::error::{EngineError, ErrorCounts, ErrorKind};
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
 use crate::net;
-use crate::plan::RequestTemplate;
+use crate::plan::{RequestTemplate, WsPlan};
+use crate::proto::{ConnPlan, Protocol};
 use crate::result::LatencySummary;
+use crate::ws::{fresh_seed, WsConn, MAX_MESSAGE};
 
 /// How often the loop looks at the clock, the cancel flag and the timeouts
 /// while nothing happens: idle connections need no finer watch.
@@ -38,13 +43,19 @@ pub struct IdlePlan {
     pub levels: Vec<usize>,
     /// How long each level is held open.
     pub hold: Duration,
-    /// One request per connection this often while held (keep-alive upkeep);
-    /// `None` keeps them silent.
+    /// One request (or WebSocket message) per connection this often while
+    /// held (keep-alive upkeep); `None` keeps them silent.
     pub heartbeat: Option<Duration>,
-    /// A connect or an answer that takes longer fails as a timeout.
+    /// A connect, a WebSocket upgrade or an answer that takes longer fails
+    /// as a timeout.
     pub timeout: Duration,
-    /// The request sent on each connection (keep-alive), with its check.
-    pub request: RequestTemplate,
+    /// The HTTP request sent on each connection (keep-alive), with its check.
+    /// Needed for HTTP; a WebSocket run sends messages instead and ignores it.
+    pub request: Option<RequestTemplate>,
+    /// WebSocket instead of HTTP: each connection upgrades (the `101`
+    /// checked), then its first request and each heartbeat is one message
+    /// whose echo is compared. `None` for HTTP.
+    pub ws: Option<WsPlan>,
 }
 
 /// Why an idle plan cannot run.
@@ -56,6 +67,10 @@ pub enum IdlePlanError {
     Zero,
     #[error("the heartbeat must be above zero")]
     Heartbeat,
+    #[error("an HTTP idle run needs the request to send on each connection")]
+    NoRequest,
+    #[error("a WebSocket message is at most {MAX_MESSAGE} bytes")]
+    WsMessageSize,
 }
 
 impl IdlePlan {
@@ -72,7 +87,11 @@ impl IdlePlan {
         if self.heartbeat.is_some_and(|h| h.is_zero()) {
             return Err(IdlePlanError::Heartbeat);
         }
-        Ok(())
+        match &self.ws {
+            None if self.request.is_none() => Err(IdlePlanError::NoRequest),
+            Some(ws) if ws.message_size > MAX_MESSAGE => Err(IdlePlanError::WsMessageSize),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -84,7 +103,8 @@ pub struct IdleLevel {
     pub connections: usize,
     /// Connections open, each with its first answer in, when the hold began.
     pub open: usize,
-    /// Connections of this level whose connect or first request failed.
+    /// Connections of this level whose connect, WebSocket upgrade or first
+    /// request failed.
     pub failed: usize,
     /// From the first new connect to the last first answer of this level.
     pub open_s: f64,
@@ -104,11 +124,13 @@ pub struct IdleResult {
     /// Ended early by a cancel: the levels cover the time run.
     pub interrupted: bool,
     pub levels: Vec<IdleLevel>,
-    /// Failed connects and first requests, by kind (heartbeats not included).
+    /// Failed connects, WebSocket upgrades and first requests, by kind
+    /// (heartbeats not included).
     pub errors: ErrorCounts,
     /// Connect times of every level.
     pub connect: LatencySummary,
-    /// From sending each connection's first request to its answer.
+    /// From sending each connection's first request (for WebSocket: its
+    /// first message, after the upgrade) to its answer.
     pub first_answer: LatencySummary,
 }
 
@@ -117,6 +139,9 @@ enum State {
     Connecting {
         since: u64,
     },
+    /// Connected, the protocol's set-up under way (the WebSocket upgrade
+    /// sent, its `101` awaited); the first request follows it.
+    SettingUp,
     /// A request is out: the first one, or a heartbeat.
     Waiting {
         first: bool,
@@ -127,9 +152,9 @@ enum State {
     Closed,
 }
 
-struct Slot {
+struct Slot<P> {
     sock: Option<TcpStream>,
-    conn: Conn,
+    conn: P,
     state: State,
 }
 
@@ -145,11 +170,15 @@ impl AnswerSink for OneAnswer {
     }
 }
 
-struct Idle<'a> {
+struct Idle<'a, P> {
     plan: &'a IdlePlan,
+    /// What the connections read of the plan, borrowed from it once.
+    conn_plan: ConnPlan<'a>,
+    /// Varies each connection's WebSocket keys, masks and payloads.
+    seed: u64,
     clock: Clock,
     poll: Poll,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<P>>,
     scratch: Box<[u8]>,
     errors: ErrorCounts,
     connect: LatencyHistogram,
@@ -170,10 +199,28 @@ pub fn run_idle(
     cancel: &AtomicBool,
 ) -> Result<IdleResult, EngineError> {
     plan.validate().map_err(EngineError::IdlePlan)?;
+    if plan.ws.is_some() {
+        hold_levels::<WsConn>(plan, epoch, cancel)
+    } else {
+        hold_levels::<Conn>(plan, epoch, cancel)
+    }
+}
+
+fn hold_levels<P: Protocol>(
+    plan: &IdlePlan,
+    epoch: Instant,
+    cancel: &AtomicBool,
+) -> Result<IdleResult, EngineError> {
     let most = *plan.levels.last().unwrap_or(&1);
     raise_fd_limit(most)?;
-    let mut idle = Idle {
+    let mut idle = Idle::<P> {
         plan,
+        conn_plan: ConnPlan {
+            pipeline: 1,
+            requests: plan.request.as_slice(),
+            ws: plan.ws.as_ref(),
+        },
+        seed: fresh_seed(),
         clock: Clock::new(epoch),
         poll: Poll::new().map_err(EngineError::EventLoop)?,
         slots: Vec::with_capacity(most),
@@ -206,7 +253,7 @@ pub fn run_idle(
         while idle.slots[first_new..].iter().any(|s| {
             matches!(
                 s.state,
-                State::Connecting { .. } | State::Waiting { first: true }
+                State::Connecting { .. } | State::SettingUp | State::Waiting { first: true }
             )
         }) {
             if cancel.load(Ordering::Relaxed) {
@@ -257,7 +304,7 @@ pub fn run_idle(
     })
 }
 
-impl Idle<'_> {
+impl<P: Protocol> Idle<'_, P> {
     fn open(&mut self, i: usize, now: u64) {
         let registered = net::connect(self.plan.addr).and_then(|mut sock| {
             self.poll.registry().register(
@@ -275,9 +322,10 @@ impl Idle<'_> {
                 (None, State::Closed)
             }
         };
+        let seed = self.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         self.slots.push(Slot {
             sock,
-            conn: Conn::new(1),
+            conn: P::for_plan(&self.conn_plan, seed),
             state,
         });
     }
@@ -297,8 +345,13 @@ impl Idle<'_> {
                         self.on_connect(i, since);
                     }
                 }
-                State::Waiting { .. } | State::Idle { .. } => {
-                    if event.is_readable() || event.is_read_closed() || event.is_error() {
+                State::SettingUp | State::Waiting { .. } | State::Idle { .. } => {
+                    // What a first write left (a full socket buffer).
+                    if event.is_writable() && self.slots[i].conn.has_output() {
+                        self.flush(i);
+                    }
+                    let live = self.slots[i].state != State::Closed;
+                    if live && (event.is_readable() || event.is_read_closed() || event.is_error()) {
                         self.on_read(i, event.is_read_closed() || event.is_error());
                     }
                 }
@@ -320,7 +373,16 @@ impl Idle<'_> {
             net::Connect::Failed => return self.first_failed(i, ErrorKind::Connect),
         }
         self.connect.record(now - since);
-        self.send(i, true, now);
+        // A protocol with a set-up (the WebSocket upgrade) sends it first;
+        // the first request waits for it to finish (see `on_read`).
+        let slot = &mut self.slots[i];
+        slot.conn.on_connected(&self.conn_plan, now);
+        if slot.conn.set_up() {
+            self.send(i, true, now);
+        } else {
+            slot.state = State::SettingUp;
+            self.flush(i);
+        }
     }
 
     fn send(&mut self, i: usize, first: bool, now: u64) {
@@ -331,19 +393,24 @@ impl Idle<'_> {
             measured: true,
         };
         let slot = &mut self.slots[i];
-        slot.conn.enqueue(req, &self.plan.request.bytes);
+        slot.conn.enqueue(req, &self.conn_plan);
         slot.state = State::Waiting { first };
+        self.flush(i);
+    }
+
+    /// Writes what slot `i` has queued; a socket buffer that fills up is
+    /// written on when the socket says it is writable again.
+    fn flush(&mut self, i: usize) {
+        let slot = &mut self.slots[i];
         let Some(sock) = slot.sock.as_mut() else {
             return;
         };
-        // Requests are small: one write takes them whole on a fresh socket.
         if slot.conn.flush(sock).is_err() {
             self.ended(i, Err(ErrorKind::Write));
         }
     }
 
     fn on_read(&mut self, i: usize, peer_closed: bool) {
-        let templates = std::slice::from_ref(&self.plan.request);
         for _ in 0..MAX_READ_TURNS {
             let now = self.clock.now();
             let slot = &mut self.slots[i];
@@ -356,7 +423,7 @@ impl Idle<'_> {
                 sock,
                 peer_closed,
                 &mut self.scratch,
-                templates,
+                &self.conn_plan,
                 now,
                 &mut sink,
                 &mut read,
@@ -368,6 +435,15 @@ impl Idle<'_> {
                     }
                 }
                 self.ended(i, answer);
+            }
+            if matches!(outcome, ReadOutcome::Open | ReadOutcome::More) {
+                let slot = &self.slots[i];
+                if slot.state == State::SettingUp && slot.conn.set_up() {
+                    self.send(i, true, now);
+                } else if slot.conn.has_output() {
+                    // An answer of the protocol's own: a pong to a ping.
+                    self.flush(i);
+                }
             }
             match outcome {
                 ReadOutcome::Open => return,
@@ -387,7 +463,11 @@ impl Idle<'_> {
         match (self.slots[i].state, outcome) {
             (State::Closed, _) => {}
             (State::Waiting { first: true }, Ok(())) => self.idle_until_beat(i, now),
-            (State::Waiting { first: true }, Err(kind)) => self.first_failed(i, kind),
+            (State::SettingUp | State::Waiting { first: true }, Err(kind)) => {
+                self.first_failed(i, kind)
+            }
+            // No request is out during the set-up, so none can end.
+            (State::SettingUp, Ok(())) => {}
             (State::Waiting { first: false }, Ok(())) => {
                 self.heartbeats += 1;
                 self.idle_until_beat(i, now);
@@ -444,7 +524,8 @@ impl Idle<'_> {
                 State::Connecting { since } if now.saturating_sub(since) > timeout => {
                     self.first_failed(i, ErrorKind::Connect)
                 }
-                State::Waiting { .. } => {
+                State::SettingUp | State::Waiting { .. } => {
+                    // The upgrade under way, or the request out.
                     if let Some(sent) = self.slots[i].conn.oldest_sent() {
                         if now.saturating_sub(sent) > timeout {
                             self.ended(i, Err(ErrorKind::Timeout));

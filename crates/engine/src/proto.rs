@@ -1,22 +1,48 @@
 //! The one interface the worker drives a connection through, whatever its
 //! protocol: HTTP/1.1 ([`Conn`]) or WebSocket ([`WsConn`](crate::ws::WsConn)). The worker is
-//! generic over it, so the choice is made once per run, never per event.
+//! generic over it, and so is the idle loop, so the choice is made once per
+//! run, never per event.
 //! Implementations never create, configure or close a socket.
 
 use std::io::{Read, Write};
 
 use crate::conn::{AnswerSink, Conn, InFlight, ReadOutcome};
 use crate::error::ErrorKind;
-use crate::plan::LoadPlan;
+use crate::plan::{LoadPlan, RequestTemplate, WsPlan};
+
+/// The part of a run's plan a connection's state machine reads: what it
+/// sends and how answers are checked. Borrowed once per run, from a
+/// [`LoadPlan`] by the worker or from an [`IdlePlan`](crate::IdlePlan) by the
+/// idle loop, so neither loop has to make up the other's plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnPlan<'a> {
+    /// Requests written back to back before reading (HTTP).
+    pub pipeline: usize,
+    /// The request templates `InFlight::template` indexes; empty for
+    /// WebSocket.
+    pub requests: &'a [RequestTemplate],
+    /// Set for WebSocket, which the worker or the idle loop chose once.
+    pub ws: Option<&'a WsPlan>,
+}
+
+impl<'a> ConnPlan<'a> {
+    pub(crate) fn of(plan: &'a LoadPlan) -> Self {
+        ConnPlan {
+            pipeline: plan.pipeline,
+            requests: &plan.requests,
+            ws: plan.ws.as_ref(),
+        }
+    }
+}
 
 pub(crate) trait Protocol {
     /// A connection's state machine for `plan`; `seed` varies whatever it
     /// draws at random (WebSocket keys, masks and payloads).
-    fn for_plan(plan: &LoadPlan, seed: u64) -> Self;
+    fn for_plan(plan: &ConnPlan<'_>, seed: u64) -> Self;
 
     /// The socket just connected: queue what goes first (the WebSocket
     /// upgrade request). `now` starts the set-up's timeout.
-    fn on_connected(&mut self, plan: &LoadPlan, now: u64);
+    fn on_connected(&mut self, plan: &ConnPlan<'_>, now: u64);
 
     /// Past its set-up (the WebSocket handshake), so it may carry requests.
     fn set_up(&self) -> bool;
@@ -33,7 +59,7 @@ pub(crate) trait Protocol {
     fn has_output(&self) -> bool;
 
     /// Queues the request `req` names; [`Protocol::flush`] writes it.
-    fn enqueue(&mut self, req: InFlight, plan: &LoadPlan);
+    fn enqueue(&mut self, req: InFlight, plan: &ConnPlan<'_>);
 
     /// Writes queued bytes until done or the socket is full; returns the
     /// bytes written.
@@ -47,7 +73,7 @@ pub(crate) trait Protocol {
         io: &mut R,
         peer_closed: bool,
         scratch: &mut [u8],
-        plan: &LoadPlan,
+        plan: &ConnPlan<'_>,
         now: u64,
         sink: &mut S,
         bytes_read: &mut u64,
@@ -62,11 +88,11 @@ pub(crate) trait Protocol {
 }
 
 impl Protocol for Conn {
-    fn for_plan(plan: &LoadPlan, _seed: u64) -> Self {
+    fn for_plan(plan: &ConnPlan<'_>, _seed: u64) -> Self {
         Conn::new(plan.pipeline)
     }
 
-    fn on_connected(&mut self, _plan: &LoadPlan, _now: u64) {}
+    fn on_connected(&mut self, _plan: &ConnPlan<'_>, _now: u64) {}
 
     fn set_up(&self) -> bool {
         true
@@ -88,7 +114,7 @@ impl Protocol for Conn {
         Conn::has_output(self)
     }
 
-    fn enqueue(&mut self, req: InFlight, plan: &LoadPlan) {
+    fn enqueue(&mut self, req: InFlight, plan: &ConnPlan<'_>) {
         Conn::enqueue(self, req, &plan.requests[req.template as usize].bytes)
     }
 
@@ -101,7 +127,7 @@ impl Protocol for Conn {
         io: &mut R,
         peer_closed: bool,
         scratch: &mut [u8],
-        plan: &LoadPlan,
+        plan: &ConnPlan<'_>,
         now: u64,
         sink: &mut S,
         bytes_read: &mut u64,
@@ -111,7 +137,7 @@ impl Protocol for Conn {
             io,
             peer_closed,
             scratch,
-            &plan.requests,
+            plan.requests,
             now,
             sink,
             bytes_read,

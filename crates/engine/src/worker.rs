@@ -19,7 +19,7 @@ use crate::error::{EngineError, ErrorKind};
 use crate::net::{self, Timer};
 use crate::pacing::Pacer;
 use crate::plan::LoadPlan;
-use crate::proto::Protocol;
+use crate::proto::{ConnPlan, Protocol};
 use crate::stats::{Recorder, WorkerStats};
 use crate::window::{Phase, Window, WindowFacts};
 use crate::ws::{fresh_seed, WsConn};
@@ -82,6 +82,8 @@ struct Slot<P> {
 
 struct Worker<'a, P> {
     shared: Shared<'a>,
+    /// What the connections read of the plan, borrowed from it once.
+    conn_plan: ConnPlan<'a>,
     poll: Poll,
     slots: Vec<Slot<P>>,
     scratch: Box<[u8]>,
@@ -140,7 +142,10 @@ impl<'a, P: Protocol> Worker<'a, P> {
         let seed = fresh_seed();
         let slots = (0..setup.connections)
             .map(|i| Slot {
-                conn: P::for_plan(plan, seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                conn: P::for_plan(
+                    &ConnPlan::of(plan),
+                    seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                ),
                 sock: None,
                 link: Link::Down,
                 served: 0,
@@ -149,6 +154,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
             })
             .collect();
         Ok(Worker {
+            conn_plan: ConnPlan::of(plan),
             poll,
             slots,
             scratch: vec![0u8; READ_BUF].into_boxed_slice(),
@@ -346,7 +352,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
             self.stats.connects += 1;
         }
         // A protocol with a set-up (the WebSocket upgrade) sends it first.
-        self.slots[i].conn.on_connected(self.shared.plan, now);
+        self.slots[i].conn.on_connected(&self.conn_plan, now);
         if self.slots[i].conn.has_output() {
             self.flush(i);
         }
@@ -445,7 +451,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
             sock,
             peer_closed,
             &mut self.scratch,
-            self.shared.plan,
+            &self.conn_plan,
             now,
             &mut Recorder {
                 measuring_since,
@@ -587,7 +593,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
             measured,
         };
         let slot = &mut self.slots[i];
-        slot.conn.enqueue(req, plan);
+        slot.conn.enqueue(req, &self.conn_plan);
         slot.served += 1;
     }
 

@@ -245,6 +245,13 @@ name = "ws-storm"
 kind = "storm"
 endpoint = "ws"
 connections = [50]
+
+[[scenarios]]
+name = "ws-idle"
+kind = "idle"
+endpoint = "ws"
+connections = [10, 30]
+hold = "500ms"
 "#;
 
 #[test]
@@ -277,8 +284,8 @@ fn a_run_with_db_scenarios_brings_its_own_database() {
         })
         .collect();
     // blank for both; db, db-list and the ws scenarios only for the server
-    // that offers them.
-    assert_eq!(cells.len(), 6, "{cells:?}");
+    // that offers them (one idle cell holds both its levels).
+    assert_eq!(cells.len(), 7, "{cells:?}");
     assert!(cells.iter().all(|(s, sc)| sc == "blank" || s == "reads"));
     let ws = run
         .measurements
@@ -298,6 +305,22 @@ fn a_run_with_db_scenarios_brings_its_own_database() {
     };
     // Every client upgraded and had its one message echoed.
     assert_eq!((f.clients, f.answered), (50, 50), "{f:?}");
+    let idle = run
+        .measurements
+        .iter()
+        .find(|m| m.key.scenario == "ws-idle")
+        .unwrap();
+    let Some(netbench_suite::kinds::Facts::Idle(f)) = &idle.facts else {
+        panic!("idle facts: {:?}", idle.facts)
+    };
+    // Every WebSocket connection of both levels upgraded, had its message
+    // echoed and was held.
+    let levels: Vec<(u32, u32, u32, u32)> = f
+        .levels
+        .iter()
+        .map(|l| (l.connections, l.open, l.failed, l.closed_by_server))
+        .collect();
+    assert_eq!(levels, [(10, 10, 0, 0), (30, 30, 0, 0)], "{f:?}");
     // The reading server passed the db checks in its verify.
     let reads = run.servers.iter().find(|s| s.server == "reads").unwrap();
     let verify = reads.verify_json.as_deref().unwrap();

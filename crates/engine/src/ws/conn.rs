@@ -12,8 +12,7 @@ use super::handshake;
 use super::Rng;
 use crate::conn::{AnswerSink, InFlight, ReadOutcome, READS_PER_TURN};
 use crate::error::ErrorKind;
-use crate::plan::LoadPlan;
-use crate::proto::Protocol;
+use crate::proto::{ConnPlan, Protocol};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -309,18 +308,16 @@ impl WsConn {
 }
 
 impl Protocol for WsConn {
-    fn for_plan(plan: &LoadPlan, seed: u64) -> Self {
+    fn for_plan(plan: &ConnPlan<'_>, seed: u64) -> Self {
         let ws = plan
             .ws
-            .as_ref()
             .expect("a WebSocket connection needs a WebSocket plan");
         WsConn::new(ws.message_size, ws.binary, seed)
     }
 
-    fn on_connected(&mut self, plan: &LoadPlan, now: u64) {
+    fn on_connected(&mut self, plan: &ConnPlan<'_>, now: u64) {
         let ws = plan
             .ws
-            .as_ref()
             .expect("a WebSocket connection needs a WebSocket plan");
         let key = handshake::key_from(self.rng.bytes16());
         self.accept = handshake::accept_for(&key);
@@ -352,7 +349,7 @@ impl Protocol for WsConn {
         self.out_pos < self.out.len()
     }
 
-    fn enqueue(&mut self, req: InFlight, _plan: &LoadPlan) {
+    fn enqueue(&mut self, req: InFlight, _plan: &ConnPlan<'_>) {
         debug_assert!(self.inflight.is_none() && self.stage == Stage::Open);
         // A fresh payload each time, so no answer can come from a cache.
         self.sent.resize(self.message_size, 0);
@@ -395,7 +392,7 @@ impl Protocol for WsConn {
         io: &mut R,
         peer_closed: bool,
         scratch: &mut [u8],
-        _plan: &LoadPlan,
+        _plan: &ConnPlan<'_>,
         now: u64,
         sink: &mut S,
         bytes_read: &mut u64,
@@ -451,11 +448,9 @@ impl Protocol for WsConn {
 #[cfg(test)]
 mod tests {
     use std::collections::VecDeque;
-    use std::net::SocketAddr;
-    use std::time::Duration;
 
     use super::*;
-    use crate::plan::{Pacing, Stop, WsPlan};
+    use crate::plan::WsPlan;
 
     #[derive(Default)]
     struct Answers(Vec<Result<(), ErrorKind>>);
@@ -490,26 +485,21 @@ mod tests {
         }
     }
 
-    fn plan(message_size: usize, binary: bool) -> LoadPlan {
-        LoadPlan {
-            addr: SocketAddr::from(([127, 0, 0, 1], 1)),
-            connections: 1,
-            workers: 1,
-            stop: Stop::Count(1),
-            pacing: Pacing::Closed,
-            warmup: Duration::ZERO,
-            timeout: Duration::from_secs(1),
-            keepalive: true,
+    fn plan(message_size: usize, binary: bool) -> WsPlan {
+        WsPlan {
+            path: "/ws".into(),
+            host: "127.0.0.1:1".into(),
+            message_size,
+            binary,
+        }
+    }
+
+    /// What the state machine reads of a run with `ws`.
+    fn cp(ws: &WsPlan) -> ConnPlan<'_> {
+        ConnPlan {
             pipeline: 1,
-            requests_per_connection: None,
-            reconnect: true,
-            requests: Vec::new(),
-            ws: Some(WsPlan {
-                path: "/ws".into(),
-                host: "127.0.0.1:1".into(),
-                message_size,
-                binary,
-            }),
+            requests: &[],
+            ws: Some(ws),
         }
     }
 
@@ -537,12 +527,7 @@ mod tests {
         .into_bytes()
     }
 
-    fn read(
-        c: &mut WsConn,
-        p: &LoadPlan,
-        reads: Vec<Vec<u8>>,
-        eof: bool,
-    ) -> (ReadOutcome, Answers) {
+    fn read(c: &mut WsConn, p: &WsPlan, reads: Vec<Vec<u8>>, eof: bool) -> (ReadOutcome, Answers) {
         let mut sock = Script {
             reads: reads.into(),
             eof,
@@ -552,7 +537,7 @@ mod tests {
         let mut outcome = ReadOutcome::Open;
         let mut n = 0;
         for _ in 0..100_000 {
-            outcome = c.on_readable(&mut sock, eof, &mut scratch, p, 0, &mut sink, &mut n);
+            outcome = c.on_readable(&mut sock, eof, &mut scratch, &cp(p), 0, &mut sink, &mut n);
             if !matches!(outcome, ReadOutcome::Open | ReadOutcome::More)
                 || (sock.reads.is_empty() && !sock.eof)
             {
@@ -563,9 +548,9 @@ mod tests {
     }
 
     /// A connection past its handshake, with one message in flight.
-    fn open_with_message(p: &LoadPlan) -> WsConn {
-        let mut c = WsConn::for_plan(p, 42);
-        c.on_connected(p, 5);
+    fn open_with_message(p: &WsPlan) -> WsConn {
+        let mut c = WsConn::for_plan(&cp(p), 42);
+        c.on_connected(&cp(p), 5);
         assert!(!c.set_up());
         assert_eq!(
             c.oldest_sent(),
@@ -578,7 +563,7 @@ mod tests {
         assert_eq!(outcome, ReadOutcome::Open);
         assert!(answers.0.is_empty());
         assert!(c.set_up());
-        c.enqueue(req(), p);
+        c.enqueue(req(), &cp(p));
         c
     }
 
@@ -620,7 +605,7 @@ mod tests {
 
         // The next message has a fresh payload.
         c.flush(&mut Vec::new()).unwrap();
-        c.enqueue(req(), &p);
+        c.enqueue(req(), &cp(&p));
         let (_, again) = sent_frame(&c);
         assert_ne!(again, payload);
     }
@@ -741,8 +726,8 @@ mod tests {
             (Vec::new(), true),
         ];
         for (answer, eof) in cases {
-            let mut c = WsConn::for_plan(&p, 1);
-            c.on_connected(&p, 0);
+            let mut c = WsConn::for_plan(&cp(&p), 1);
+            c.on_connected(&cp(&p), 0);
             let (outcome, _) = read(&mut c, &p, vec![answer.clone()], eof);
             assert_eq!(
                 outcome,
@@ -757,8 +742,8 @@ mod tests {
     #[test]
     fn frames_right_behind_the_101_are_read() {
         let p = plan(8, false);
-        let mut c = WsConn::for_plan(&p, 9);
-        c.on_connected(&p, 0);
+        let mut c = WsConn::for_plan(&cp(&p), 9);
+        c.on_connected(&cp(&p), 0);
         let mut answer = switching(&c);
         answer.extend(server_frame(true, Opcode::Ping, b"p"));
         // Split inside the head, so it is joined across reads.

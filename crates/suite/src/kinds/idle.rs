@@ -1,33 +1,38 @@
 //! The idle kind: levels of connections opened and held on one server
-//! (engine::run_idle), then, from the samples taken while each level was
-//! held, the server's memory, threads and CPU per level and the least-squares
-//! memory per idle connection.
+//! (engine::run_idle; HTTP keep-alive, or WebSocket on endpoint ws), then,
+//! from the samples taken while each level was held, the server's memory,
+//! threads and CPU per level and the least-squares memory per idle
+//! connection.
 
 use std::time::Duration;
 
-use netbench_engine::{run_idle, IdleLevel, IdlePlan, IdleResult};
+use netbench_engine::{run_idle, IdleLevel, IdlePlan, IdleResult, WsPlan};
 
 use super::engine_run::{tree_cpu, Measure, Measured};
 use super::facts::{fit_line, Facts, IdleFacts, IdleLevelFacts};
 use crate::sampler::Sample;
 
-/// A connect or first answer slower than this fails.
+/// A connect, upgrade or first answer slower than this fails.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Holds the levels of an idle cell: with `ws`, WebSocket connections that
+/// upgrade and echo a message (and one per heartbeat); otherwise the
+/// scenario's first request on keep-alive connections.
 pub(crate) fn measure_idle(
     levels: &[u32],
     hold: Duration,
     heartbeat: Option<Duration>,
+    ws: Option<WsPlan>,
     m: &Measure<'_>,
 ) -> Result<(Measured, IdleResult), String> {
     let mut levels: Vec<usize> = levels.iter().map(|&n| n as usize).collect();
     levels.sort_unstable();
     levels.dedup();
-    let request = m
-        .requests
-        .first()
-        .cloned()
-        .ok_or("the scenario has no request")?;
+    // A WebSocket scenario has no HTTP requests: it sends messages.
+    let request = m.requests.first().cloned();
+    if request.is_none() && ws.is_none() {
+        return Err("the scenario has no request".into());
+    }
     let plan = IdlePlan {
         addr: m.addr,
         levels,
@@ -35,6 +40,7 @@ pub(crate) fn measure_idle(
         heartbeat,
         timeout: TIMEOUT,
         request,
+        ws,
     };
     let cpu_before = tree_cpu(m.pgid);
     let result = run_idle(&plan, m.epoch, m.cancel).map_err(|e| e.to_string())?;

@@ -30,8 +30,9 @@ pub enum Kind {
     /// Closed loop at saturation: requests/s and latency (the default).
     Throughput,
     /// Connections opened in levels (the scenario's connection counts), one
-    /// request on each, then held open and silent while the server is
-    /// sampled: memory and CPU per idle connection.
+    /// request on each (on endpoint ws: the upgrade, then one message
+    /// echoed), then held open and silent while the server is sampled:
+    /// memory and CPU per idle connection.
     Idle {
         hold: Duration,
         heartbeat: Option<Duration>,
@@ -318,8 +319,13 @@ pub fn measure_cell(
             sweep::measure_fixed_rate(&plan, *rate, m).map(|x| Outcome::Done(Box::new(x)))
         }
         Kind::Idle { hold, heartbeat } => {
-            let (measured, result) =
-                idle::measure_idle(&scenario.connections, *hold, *heartbeat, m)?;
+            let (measured, result) = idle::measure_idle(
+                &scenario.connections,
+                *hold,
+                *heartbeat,
+                ws_plan(scenario, m),
+                m,
+            )?;
             Ok(Outcome::Idle {
                 measured: Box::new(measured),
                 result: Box::new(result),
