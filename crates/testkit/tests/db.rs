@@ -23,14 +23,7 @@ fn table(url: &str) -> Vec<Row> {
     pg.query(&format!("{SELECT_ROWS} ORDER BY id"), &[])
         .unwrap()
         .iter()
-        .map(|r| Row {
-            id: r.get(0),
-            name: r.get(1),
-            description: r.get(2),
-            quantity: r.get(3),
-            price_cents: r.get(4),
-            updated_ms: r.get(5),
-        })
+        .map(Row::from_sql)
         .collect()
 }
 
