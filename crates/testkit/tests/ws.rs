@@ -65,7 +65,7 @@ fn without_ws_the_checks_are_skipped_and_said_so() {
         report
             .skipped
             .iter()
-            .any(|s| s.contains("does not offer ws")),
+            .any(|s| s.starts_with("ws: not asked for")),
         "{:?}",
         report.skipped
     );
