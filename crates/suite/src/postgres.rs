@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::placement::cpu_set;
-use crate::server::{free_port, spawn_guard};
+use crate::server::{free_port, in_own_group, spawn_guard};
 
 /// How long PostgreSQL may take to accept connections after it starts.
 const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -211,25 +210,9 @@ impl PrivatePostgres {
             .stdout(log)
             .stderr(log_err);
         as_user(&mut cmd, user);
-        let set = cpus.map(cpu_set);
-        // SAFETY: only async-signal-safe calls between fork and exec, on a
-        // CPU set built before the fork; the group lets the guard and stop()
-        // reach every backend the postmaster forks.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setpgid(0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if let Some(set) = &set {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
-        }
+        // The group lets the guard and stop() reach every backend the
+        // postmaster forks.
+        in_own_group(&mut cmd, cpus);
         let child = cmd.spawn().map_err(|e| PgError::Step {
             step: "starting postgres",
             detail: e.to_string(),

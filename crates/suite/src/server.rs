@@ -264,6 +264,29 @@ fn shell_line(run: &str) -> String {
     }
 }
 
+/// Makes `cmd` start in a process group of its own (so a stop reaches every
+/// process it starts), die with netbench before a guard is running, and run
+/// on `cpus` when given.
+pub(crate) fn in_own_group(cmd: &mut Command, cpus: Option<&[usize]>) {
+    let set = cpus.map(cpu_set);
+    // SAFETY: between fork and exec only async-signal-safe calls: setpgid,
+    // prctl and sched_setaffinity on a set built before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if let Some(set) = &set {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Starts a shell blocked reading a pipe only this process writes to: when
 /// this process ends, however it ends, the pipe closes and the shell kills
 /// the process group `pgid`, so nothing netbench started outlives it, then
@@ -340,25 +363,7 @@ pub fn start(
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
-    let cpus = spec.cpus.as_deref().map(cpu_set);
-    // SAFETY: between fork and exec only async-signal-safe calls: setpgid,
-    // prctl and sched_setaffinity on a set built before the fork. The group
-    // lets stop() reach every process the server starts; the death signal
-    // covers the window before the guard below is running.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if let Some(set) = &cpus {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
+    in_own_group(&mut cmd, spec.cpus.as_deref());
     let child = cmd.spawn().map_err(spawn_err)?;
     let guard = spawn_guard(child.id(), None);
     Ok(RunningServer {

@@ -12,7 +12,7 @@ use crate::generator::WorkCase;
 use crate::timefmt::parse_http_date;
 
 /// Long answers are cut in reasons so each stays one line.
-fn clip(s: &str) -> String {
+pub(super) fn clip(s: &str) -> String {
     let s = s.replace(['\r', '\n'], " ");
     if s.chars().count() > 160 {
         format!("{}…", s.chars().take(160).collect::<String>())

@@ -6,6 +6,7 @@ use netbench_engine::{content_type_matches, BodyExpect};
 use postgres::{Client as Pg, NoTls};
 use serde_json::Value;
 
+use super::checks::clip;
 use super::{fail, pass, Check, Ctx};
 use crate::db::{list_path, row_path, Row, DEFAULT_COUNT, ROWS, SELECT_ROWS};
 use crate::rng::SplitMix64;
@@ -41,15 +42,6 @@ fn read_row(pg: &mut Pg, id: i32) -> Result<Row, String> {
     read_rows(pg, &format!("WHERE id = {id}"))?
         .pop()
         .ok_or_else(|| format!("the database has no row {id}: was contract/db/schema.sql loaded?"))
-}
-
-fn clip(s: &str) -> String {
-    let s = s.replace(['\r', '\n'], " ");
-    if s.chars().count() > 160 {
-        format!("{}…", s.chars().take(160).collect::<String>())
-    } else {
-        s
-    }
 }
 
 /// Why the answer to GET `path` is not `want`, if it is not.
