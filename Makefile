@@ -50,9 +50,30 @@ load-demo: build
 	echo "server: netbench-testserver (hyper, 1 thread) at $$url"; \
 	$$cli $(NETBENCH) load $(LOAD_ARGS) $$url
 
-test: test-deps server-deps
+test: test-deps server-deps deploy-check
 	$(CARGO) build --locked --workspace --all-targets
 	$(CARGO) test --locked --workspace
+
+# The Kubernetes manifests of a distributed load (deploy/kubernetes, README
+# there), checked by scripts/check_k8s.py: validated in strict mode against
+# the schemas of Kubernetes $(K8S_VERSION) that the pinned kubernetes-validate
+# ships (nothing is fetched while checking), cross-checked for what no schema
+# sees, and each broken manifest in deploy/kubernetes/testdata rejected for its
+# reason. The validator is installed by hash (deploy/requirements.txt) into a
+# venv under target/, once, and again only when that file changes.
+K8S_VERSION ?= 1.32
+DEPLOY_VENV := target/deploy-venv
+.PHONY: deploy-check
+deploy-check: $(DEPLOY_VENV)/installed
+	@$(DEPLOY_VENV)/bin/python scripts/check_k8s.py --kubernetes-version $(K8S_VERSION) deploy/kubernetes
+
+$(DEPLOY_VENV)/installed: deploy/requirements.txt
+	@echo "installing kubernetes-validate (deploy/requirements.txt) into $(DEPLOY_VENV)"
+	@rm -rf $(DEPLOY_VENV) && python3 -m venv $(DEPLOY_VENV) || { \
+	  echo "python3 -m venv failed (Debian's own python3 needs: apt-get install python3-venv)" >&2; exit 2; }
+	@$(DEPLOY_VENV)/bin/pip install -q --disable-pip-version-check --require-hashes --no-deps \
+	  -r deploy/requirements.txt
+	@touch $@
 
 # What the report's browser test needs beyond the machine's kind: Debian's
 # Chromium and playwright-core (which drives it; it downloads no browser).
