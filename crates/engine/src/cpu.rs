@@ -1,5 +1,5 @@
 //! CPU time of the calling thread and of the whole process, for the proof that
-//! the client was not the bottleneck.
+//! the client was not the bottleneck, and the process's peak memory.
 
 use std::time::Duration;
 
@@ -28,6 +28,18 @@ pub(crate) fn process_cpu() -> Duration {
     }
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// The process's peak resident memory so far, in bytes (0 if unknown).
+pub(crate) fn peak_rss_bytes() -> u64 {
+    // SAFETY: as in process_cpu.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    // Linux reports kibibytes.
+    (ru.ru_maxrss.max(0) as u64) * 1024
 }
 
 #[cfg(test)]

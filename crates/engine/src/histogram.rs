@@ -39,23 +39,27 @@ impl LatencyHistogram {
     }
 
     pub(crate) fn summary(&self) -> LatencySummary {
-        let h = &self.0;
-        if h.is_empty() {
-            return LatencySummary::default();
-        }
-        let q = |p: f64| h.value_at_quantile(p) as f64;
-        LatencySummary {
-            count: h.len(),
-            min_ns: h.min() as f64,
-            mean_ns: h.mean(),
-            stdev_ns: h.stdev(),
-            p50_ns: q(0.5),
-            p90_ns: q(0.9),
-            p99_ns: q(0.99),
-            p999_ns: q(0.999),
-            p9999_ns: q(0.9999),
-            max_ns: h.max() as f64,
-        }
+        summarize(&self.0)
+    }
+}
+
+/// The percentiles of a latency histogram: of one run, or of several added.
+pub(crate) fn summarize(h: &Histogram<u64>) -> LatencySummary {
+    if h.is_empty() {
+        return LatencySummary::default();
+    }
+    let q = |p: f64| h.value_at_quantile(p) as f64;
+    LatencySummary {
+        count: h.len(),
+        min_ns: h.min() as f64,
+        mean_ns: h.mean(),
+        stdev_ns: h.stdev(),
+        p50_ns: q(0.5),
+        p90_ns: q(0.9),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        p9999_ns: q(0.9999),
+        max_ns: h.max() as f64,
     }
 }
 

@@ -306,7 +306,7 @@ fn hold_levels<P: Protocol>(
 
 impl<P: Protocol> Idle<'_, P> {
     fn open(&mut self, i: usize, now: u64) {
-        let registered = net::connect(self.plan.addr).and_then(|mut sock| {
+        let registered = net::connect(self.plan.addr, None).and_then(|mut sock| {
             self.poll.registry().register(
                 &mut sock,
                 Token(i),

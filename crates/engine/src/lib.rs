@@ -14,9 +14,11 @@ mod error;
 mod histogram;
 mod idle;
 mod limits;
+mod merge;
 mod net;
 mod pacing;
 mod parse;
+mod part;
 mod plan;
 mod proto;
 mod request;
@@ -34,10 +36,14 @@ pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::{EngineError, ErrorCounts, ErrorKind};
 pub use idle::{run_idle, IdleLevel, IdlePlan, IdlePlanError, IdleResult};
 pub use limits::{raise_fd_limit, FdLimit};
+pub use merge::{merge_parts, union_len_ns, MergeError, Part};
 pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
+pub use part::{read_part, write_part, PartError, PartFile, PlanSummary, PART_FORMAT};
 pub use plan::{LoadPlan, Pacing, PlanError, RequestTemplate, Stop, WsPlan};
 pub use request::{build_request, RequestParts};
-pub use result::{LatencySummary, LoadResult, RateSummary, Verdict, WorkerReport};
+pub use result::{
+    ClientMemory, LatencySummary, LoadResult, PartReport, RateSummary, Verdict, WorkerReport,
+};
 pub use run::run;
 pub use target::{parse_url, Host, TargetError, Url};
 

@@ -14,6 +14,13 @@ pub struct FdLimit {
     pub hard: u64,
 }
 
+impl FdLimit {
+    /// The most connections one process can hold under the hard limit.
+    pub fn max_connections(&self) -> u64 {
+        self.hard.saturating_sub(SPARE_FDS)
+    }
+}
+
 /// Raises the soft open-file limit to the hard one and checks that it covers
 /// `connections`. Fails with a message that says what to run when it does not.
 pub fn raise_fd_limit(connections: usize) -> Result<FdLimit, EngineError> {

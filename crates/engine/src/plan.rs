@@ -1,8 +1,10 @@
 //! The resolved, typed description of one load run: everything the engine
 //! needs, nothing it still has to look up or validate.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 use crate::check::Expect;
 use crate::ws::MAX_MESSAGE;
@@ -46,12 +48,15 @@ pub struct LoadPlan {
     /// then each request is one message whose echo is checked. `None` for
     /// HTTP.
     pub ws: Option<WsPlan>,
+    /// Source addresses, given round-robin to the connections (each one's
+    /// own ephemeral ports); empty lets the kernel choose.
+    pub sources: Vec<IpAddr>,
 }
 
 /// A WebSocket run (RFC 6455): after the upgrade every "request" is one
 /// message of `message_size` bytes with a fresh random payload, sent masked,
 /// and its answer is the server's echo, compared byte for byte.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WsPlan {
     /// Path and query of the upgrade request (`/ws`).
     pub path: String,
@@ -96,6 +101,8 @@ pub enum PlanError {
     WsPipeline,
     #[error("a WebSocket connection stays open (keep-alive)")]
     WsKeepalive,
+    #[error("a source address is not of the target's family (IPv4 or IPv6)")]
+    SourceFamily,
 }
 
 impl LoadPlan {
@@ -120,6 +127,13 @@ impl LoadPlan {
             if !self.keepalive {
                 return Err(PlanError::WsKeepalive);
             }
+        }
+        if self
+            .sources
+            .iter()
+            .any(|s| s.is_ipv4() != self.addr.is_ipv4())
+        {
+            return Err(PlanError::SourceFamily);
         }
         if self.requests.len() > u32::MAX as usize {
             return Err(PlanError::TooManyRequests);
@@ -152,7 +166,7 @@ impl LoadPlan {
 }
 
 /// When the measured part of a run ends.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Stop {
     /// After this much time; requests still in flight then are abandoned.
     After(Duration),
@@ -162,7 +176,7 @@ pub enum Stop {
 }
 
 /// When requests are sent.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Pacing {
     /// Closed loop: each connection sends its next request as soon as the
     /// previous answer is in.

@@ -94,12 +94,61 @@ pub struct LoadResult {
     pub achieved_concurrency: f64,
     pub rate: Option<RateSummary>,
     pub verdict: Verdict,
+    /// The measured phase on the wall clock, as Unix nanoseconds [from, to],
+    /// so results of processes on other machines can be lined up and merged.
+    #[serde(default)]
+    pub window_unix_ns: [u64; 2],
+    /// Connections (slots; a reconnect stays the same slot) that got at least
+    /// one good answer while measuring: every connection served, not only
+    /// the busiest.
+    #[serde(default)]
+    pub connections_answered: u64,
+    /// What the client's process(es) held in memory.
+    #[serde(default)]
+    pub memory: ClientMemory,
+    /// The results merged into this one (child processes, or files given to
+    /// `merge`), each with its own verdict; empty for one process.
+    #[serde(default)]
+    pub parts: Vec<PartReport>,
     /// The merged latency histogram, for stores that keep raw data.
     #[serde(skip)]
     pub latency_histogram: Option<Histogram<u64>>,
     /// The merged connect-time histogram, for stores that keep raw data.
     #[serde(skip)]
     pub connect_histogram: Option<Histogram<u64>>,
+}
+
+/// The client's resident memory: the peak, and how much it grew from before
+/// the connections were made to the end (the cost of the connections and
+/// their buffers, not of the program and its request templates).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientMemory {
+    pub peak_rss_bytes: u64,
+    pub run_growth_bytes: u64,
+    /// Processes the figures add up over.
+    pub processes: u32,
+}
+
+impl ClientMemory {
+    /// Growth per configured connection, in bytes.
+    pub fn per_connection(&self, connections: usize) -> f64 {
+        self.run_growth_bytes as f64 / connections.max(1) as f64
+    }
+}
+
+/// One part of a merged result, as it stood on its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartReport {
+    /// Where it came from: `process 2/6`, or a file's name.
+    pub label: String,
+    pub connections: usize,
+    pub requests: u64,
+    pub errors: u64,
+    pub rps: f64,
+    pub window_unix_ns: [u64; 2],
+    pub connections_answered: u64,
+    pub peak_rss_bytes: u64,
+    pub verdict: Verdict,
 }
 
 impl LoadResult {

@@ -2,17 +2,17 @@
 //! their outcomes once at the end.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::clock::Clock;
 use crate::control::RunControl;
-use crate::cpu::process_cpu;
+use crate::cpu::{peak_rss_bytes, process_cpu};
 use crate::error::{EngineError, ErrorCounts};
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
 use crate::pacing::Pacer;
 use crate::plan::{LoadPlan, Pacing, Stop};
-use crate::result::{LoadResult, RateSummary, WorkerReport};
+use crate::result::{ClientMemory, LoadResult, RateSummary, WorkerReport};
 use crate::verdict::judge;
 use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
 
@@ -54,7 +54,11 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
     };
 
     let cpu_before = process_cpu();
+    let rss_before = peak_rss_bytes();
     let start = Instant::now();
+    let start_unix_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
     let _ = control.progress.started.set(start);
     let clock = Clock::new(start);
     let outcomes: Vec<Result<WorkerOutcome, EngineError>> = std::thread::scope(|scope| {
@@ -74,6 +78,7 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
                 budget: budgets[i],
                 pacer,
                 first_template: i * plan.requests.len() / w,
+                first_conn: conns[..i].iter().sum(),
             };
             let shared = Shared {
                 plan,
@@ -100,15 +105,30 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
     });
     let process_cpu_s = (process_cpu().saturating_sub(cpu_before)).as_secs_f64();
     let outcomes = outcomes.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(merge(plan, outcomes, process_cpu_s))
+    let peak = peak_rss_bytes();
+    let memory = ClientMemory {
+        peak_rss_bytes: peak,
+        run_growth_bytes: peak.saturating_sub(rss_before),
+        processes: 1,
+    };
+    let mut result = merge(plan, outcomes, process_cpu_s);
+    result.memory = memory;
+    result.window_unix_ns = [
+        start_unix_ns + result.window_unix_ns[0],
+        start_unix_ns + result.window_unix_ns[1],
+    ];
+    Ok(result)
 }
 
+/// Adds the workers' outcomes up. The window comes back relative to the
+/// run's start; `run` places it on the wall clock.
 fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> LoadResult {
     let mut latency = LatencyHistogram::new();
     let mut connect = LatencyHistogram::new();
     let mut errors = ErrorCounts::default();
     let (mut requests, mut connects, mut bytes_read, mut bytes_written) = (0, 0, 0, 0);
     let mut connect_timeouts = 0;
+    let mut connections_answered = 0;
     let mut workers = Vec::with_capacity(outcomes.len());
     let mut interrupted = false;
     let start = outcomes
@@ -128,6 +148,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         requests += o.stats.ok;
         connects += o.stats.connects;
         connect_timeouts += o.stats.connect_timeouts;
+        connections_answered += o.stats.connections_answered;
         bytes_read += o.stats.bytes_read;
         bytes_written += o.stats.bytes_written;
         interrupted |= o.interrupted;
@@ -210,6 +231,10 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         achieved_concurrency,
         rate,
         verdict,
+        window_unix_ns: [start, end],
+        connections_answered,
+        memory: ClientMemory::default(),
+        parts: Vec::new(),
         latency_histogram: Some(latency.into_inner()),
         connect_histogram: Some(connect.into_inner()),
     }

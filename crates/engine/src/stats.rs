@@ -32,6 +32,8 @@ pub(crate) struct WorkerStats {
     /// Connects of the measured phase that timed out (a subset of the
     /// `connect` errors: the rest were refused or failed at once).
     pub connect_timeouts: u64,
+    /// Connection slots that got a good answer while measuring.
+    pub connections_answered: u64,
 }
 
 impl WorkerStats {
@@ -48,6 +50,7 @@ impl WorkerStats {
             conn_busy_len_ns: 0,
             connects: 0,
             connect_timeouts: 0,
+            connections_answered: 0,
         }
     }
 }

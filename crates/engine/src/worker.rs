@@ -44,6 +44,9 @@ pub(crate) struct WorkerSetup {
     pub pacer: Pacer,
     /// Where in the round-robin of request templates this worker starts.
     pub first_template: usize,
+    /// The run-wide index of this worker's first connection, so source
+    /// addresses go round-robin over all connections, not per worker.
+    pub first_conn: usize,
 }
 
 /// What a worker hands back.
@@ -78,6 +81,8 @@ struct Slot<P> {
     idle_listed: bool,
     /// Had its one connection, for a plan without reconnects.
     spent: bool,
+    /// Got a good answer while measuring.
+    answered: bool,
 }
 
 struct Worker<'a, P> {
@@ -104,6 +109,7 @@ struct Worker<'a, P> {
     next_scan: u64,
     next_publish: u64,
     interrupted: bool,
+    first_conn: usize,
 }
 
 pub(crate) fn run_worker(
@@ -151,6 +157,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
                 served: 0,
                 idle_listed: false,
                 spent: false,
+                answered: false,
             })
             .collect();
         Ok(Worker {
@@ -170,6 +177,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
             next_scan: 0,
             next_publish: 0,
             interrupted: false,
+            first_conn: setup.first_conn,
             shared,
         })
     }
@@ -316,7 +324,9 @@ impl<'a, P: Protocol> Worker<'a, P> {
         if !self.shared.plan.reconnect {
             self.slots[i].spent = true;
         }
-        let registered = net::connect(self.shared.plan.addr).and_then(|mut sock| {
+        let sources = &self.shared.plan.sources;
+        let source = (!sources.is_empty()).then(|| sources[(self.first_conn + i) % sources.len()]);
+        let registered = net::connect(self.shared.plan.addr, source).and_then(|mut sock| {
             self.poll.registry().register(
                 &mut sock,
                 Token(i),
@@ -446,6 +456,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
             return;
         };
         let setting_up = (!slot.conn.set_up()).then(|| slot.conn.oldest_sent());
+        let ok_before = self.stats.ok;
         let mut read = 0;
         let outcome = slot.conn.on_readable(
             sock,
@@ -460,6 +471,10 @@ impl<'a, P: Protocol> Worker<'a, P> {
             &mut read,
         );
         self.stats.bytes_read += read;
+        if self.stats.ok > ok_before && !self.slots[i].answered {
+            self.slots[i].answered = true;
+            self.stats.connections_answered += 1;
+        }
         if let Some(Some(since)) = setting_up {
             if self.slots[i].conn.set_up() {
                 self.setup_busy(since, now);

@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::durations::{parse_duration, positive_duration};
+use crate::sources::{parse_source_arg, Sources};
+use crate::start_at::parse_start_at;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -54,6 +56,43 @@ pub(crate) enum Command {
     /// its 95% interval, and whether it is significant.
     #[command(after_help = COMPARE_HELP)]
     Compare(CompareArgs),
+    /// Merge the histogram files of loads run in several processes or on
+    /// several machines (`load --histogram-out`) into one exact result.
+    #[command(after_help = MERGE_HELP)]
+    Merge(MergeArgs),
+}
+
+const MERGE_HELP: &str = "\
+The merge is exact, not an average: counts and error kinds are summed, the
+latency and connect-time histograms are added bucket by bucket and the
+percentiles read from the sum, throughput is the good answers over the union of
+the parts' measured windows (wall-clock time covered by at least one part), and
+every part keeps its own client-bound verdict (the whole is flagged when any
+part was). Start the parts with the same --start-at so their windows line up;
+their clocks should be in sync (NTP).
+
+Exit codes:
+  0    the parts were merged
+  2    bad usage, or a file that is missing, damaged or of another load
+  130  a part was interrupted (the merge is still printed)
+
+Examples:
+  netbench load -c 5000 -d 30s --start-at 2026-11-24T12:00:00Z \\
+      --histogram-out part-$(hostname).hlog http://10.0.0.1:8080/
+  netbench merge part-*.hlog
+  netbench merge --json part-*.hlog > merged.json";
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// Histogram files written by `netbench load --histogram-out`.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print the result as JSON (schema/load-result.v1.schema.json).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the merged result as a histogram file (to merge again).
+    #[arg(long, value_name = "FILE")]
+    pub histogram_out: Option<PathBuf>,
 }
 
 const REPORT_HELP: &str = "\
@@ -301,12 +340,22 @@ Exit codes:
   2    bad usage, or a failure that stopped the run (nothing measured)
   130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed)
 
+Many connections: one process holds as many connections as its open-file limit allows
+(the hard limit less a reserve); beyond that the load runs in child processes, each with
+its own limit, started together and merged exactly (--processes sets the count). One
+source address reaches one target from at most the ephemeral port range (about 28,000);
+--source 127.0.0.1-127.0.0.8 spreads connections over several.
+
+Several machines: give each the same --start-at and a --histogram-out file, then
+`netbench merge` the files (see `netbench merge --help`).
+
 Examples:
   netbench load -c 100 -d 10s http://127.0.0.1:8080/blank
   netbench load -c 1000 -n 100000 --expect-body OK http://127.0.0.1:8080/
   netbench load -R 20000 -c 200 -d 30s --warmup 5s --json http://[::1]:8080/
   netbench load -c 100 -d 10s --work 1000 http://127.0.0.1:1234/work
-  netbench load --ws -c 100 -d 10s --ws-message-size 1024 ws://127.0.0.1:1234/ws";
+  netbench load --ws -c 100 -d 10s --ws-message-size 1024 ws://127.0.0.1:1234/ws
+  netbench load -c 100000 -d 30s --warmup 10s --source 127.0.0.1-127.0.0.8 http://127.0.0.1:8080/";
 
 #[derive(Debug, Args)]
 pub(crate) struct LoadArgs {
@@ -452,6 +501,30 @@ pub(crate) struct LoadArgs {
     /// random ASCII letters.
     #[arg(long, requires = "ws")]
     pub ws_binary: bool,
+
+    /// Source addresses for the connections, given out round-robin: ranges
+    /// and lists such as 127.0.0.1-127.0.0.8 or 10.0.0.5,10.0.0.6. Each
+    /// address has its own ephemeral ports to one target (about 28,000), so
+    /// N addresses carry N times as many connections.
+    #[arg(long, value_name = "ADDRS", value_parser = parse_source_arg)]
+    pub source: Option<Sources>,
+
+    /// Start at this wall-clock time: RFC 3339 (2026-11-24T12:00:00Z), Unix
+    /// seconds, or +DURATION from now (+5s). Loads on several machines given
+    /// the same time start together; then connect, warm up and measure.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<std::time::SystemTime>,
+
+    /// Also write the result as an HdrHistogram interval log over the
+    /// measured window (latency and connect time, compressed V2) with one
+    /// `#netbench` line of counts and verdict, for `netbench merge`.
+    #[arg(long, value_name = "FILE")]
+    pub histogram_out: Option<PathBuf>,
+
+    /// Client processes to split the connections over. Default: as many as
+    /// the open-file limit needs (one if the connections fit one process).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub processes: Option<u32>,
 }
 
 /// `--repetitions`: a count, or `auto`.

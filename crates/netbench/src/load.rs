@@ -1,21 +1,18 @@
-//! `netbench load`: stage two of argument handling (resolve and build the
-//! plan), then run the engine and hand the result to a reporter.
+//! `netbench load`'s stage two of argument handling: the arguments resolved
+//! and checked into a plan (`launch` runs it).
 
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use netbench_contract::WorkGenerator;
 use netbench_engine::{
     build_request, default_workers, parse_url, BodyExpect, Expect, LoadPlan, Pacing, PlanError,
-    RequestParts, RequestTemplate, RunControl, StatusExpect, Stop, Url, WsPlan,
+    RequestParts, RequestTemplate, StatusExpect, Stop, Url, WsPlan,
 };
-use netbench_report::{load_json, write_load_text, LoadContext, WorkSource};
+use netbench_report::WorkSource;
 
 use crate::cli::LoadArgs;
-use crate::exit;
 use crate::pool::{read_pool, PoolEntry};
-use crate::progress::ProgressLine;
 use crate::seed::fresh_seed;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -26,48 +23,6 @@ pub(crate) struct Resolved {
     pub url: String,
     pub method: String,
     pub work: Option<WorkSource>,
-}
-
-pub(crate) fn run(args: LoadArgs) -> Result<u8> {
-    let resolved = resolve(&args)?;
-    let control = RunControl::new(&resolved.plan);
-    crate::signals::stop_on_signals(&control.cancel)?;
-    let rate_unit = if args.ws { "msg/s" } else { "req/s" };
-    let progress = (!args.quiet).then(|| ProgressLine::start(control.progress.clone(), rate_unit));
-    let result = netbench_engine::run(&resolved.plan, &control);
-    if let Some(p) = progress {
-        p.stop();
-    }
-    let result = result.context("the load run could not start")?;
-
-    let ctx = LoadContext {
-        url: &resolved.url,
-        method: &resolved.method,
-        plan: &resolved.plan,
-        work: resolved.work,
-    };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &load_json(&ctx, &result))?;
-        writeln!(out)?;
-    } else {
-        write_load_text(&mut out, &ctx, &result)?;
-    }
-    out.flush()?;
-
-    if result.interrupted {
-        return Ok(exit::INTERRUPTED);
-    }
-    if result.error_rate() > args.max_error_rate {
-        eprintln!(
-            "netbench: error rate {:.4} is above --max-error-rate {}",
-            result.error_rate(),
-            args.max_error_rate
-        );
-        return Ok(exit::TOO_MANY_ERRORS);
-    }
-    Ok(exit::OK)
 }
 
 fn parse_status(s: &str) -> Result<StatusExpect> {
@@ -249,6 +204,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         reconnect: true,
         requests,
         ws,
+        sources: args.source.clone().map(|s| s.0).unwrap_or_default(),
     };
     plan.validate()
         .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(e)))?;
@@ -298,6 +254,7 @@ fn how_to_fix(e: PlanError) -> &'static str {
         PlanError::WsMessageSize => "give --ws-message-size at most 65536",
         PlanError::WsPipeline => "drop --pipeline with --ws",
         PlanError::WsKeepalive => "drop --no-keepalive with --ws",
+        PlanError::SourceFamily => "give --source addresses of the target's family (IPv4 or IPv6)",
     }
 }
 

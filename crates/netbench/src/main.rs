@@ -3,7 +3,11 @@
 
 mod cli;
 mod durations;
+mod fanout;
+mod launch;
 mod load;
+mod merge;
+mod output;
 mod pool;
 mod progress;
 mod report;
@@ -11,6 +15,8 @@ mod run;
 mod run_progress;
 mod seed;
 mod signals;
+mod sources;
+mod start_at;
 mod verify;
 
 use std::process::ExitCode;
@@ -32,13 +38,14 @@ pub(crate) mod exit {
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let outcome = match cli.command {
-        cli::Command::Load(args) => load::run(*args),
+        cli::Command::Load(args) => launch::run(*args),
         cli::Command::Verify(args) => verify::run(args),
         cli::Command::Run(args) => run::run(args),
         cli::Command::Runs(args) => run::list(args),
         cli::Command::Show(args) => run::show(args),
         cli::Command::Report(args) => report::report(args),
         cli::Command::Compare(args) => report::compare(args),
+        cli::Command::Merge(args) => merge::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

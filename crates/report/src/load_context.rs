@@ -7,6 +7,9 @@ pub struct LoadContext<'a> {
     pub url: &'a str,
     pub method: &'a str,
     pub plan: &'a netbench_engine::LoadPlan,
+    /// Distinct requests sent round-robin (a merged result's plan has no
+    /// request bytes, only their count).
+    pub distinct_requests: usize,
     /// Set when the requests are the contract's generated work documents.
     pub work: Option<WorkSource>,
 }

@@ -64,7 +64,7 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
             "timeout_s": plan.timeout.as_secs_f64(),
             "stop": stop,
             "rate": rate_setting,
-            "distinct_requests": plan.requests.len(),
+            "distinct_requests": ctx.distinct_requests,
             "work": ctx.work.map_or(Value::Null, |w| json!({
                 "documents": w.documents,
                 "dates": w.dates,
@@ -103,5 +103,25 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
             "busiest_cpu": r.verdict.busiest_cpu,
             "busiest_loop": r.verdict.busiest_loop,
         },
+        "window_unix_ns": r.window_unix_ns,
+        "connections_answered": r.connections_answered,
+        "memory": {
+            "peak_rss_bytes": r.memory.peak_rss_bytes,
+            "run_growth_bytes": r.memory.run_growth_bytes,
+            "processes": r.memory.processes,
+            "bytes_per_connection": r.memory.per_connection(r.configured_connections),
+        },
+        "parts": r.parts.iter().map(|p| json!({
+            "label": p.label,
+            "connections": p.connections,
+            "requests": p.requests,
+            "errors": p.errors,
+            "rps": p.rps,
+            "window_unix_ns": p.window_unix_ns,
+            "connections_answered": p.connections_answered,
+            "peak_rss_bytes": p.peak_rss_bytes,
+            "client_bound": p.verdict.client_bound,
+            "reasons": p.verdict.reasons,
+        })).collect::<Vec<_>>(),
     })
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use netbench_engine::{ErrorKind, LatencySummary, LoadResult, Pacing, Stop};
 
-use crate::format::{format_duration_ns as d, thousands, verdict_line};
+use crate::format::{bytes, format_duration_ns as d, thousands, verdict_line};
 use crate::load_context::LoadContext;
 
 fn latency_lines(out: &mut impl Write, label: &str, s: &LatencySummary) -> io::Result<()> {
@@ -171,9 +171,69 @@ pub fn write_load_text(
         )?,
         None => writeln!(
             out,
-            "  {:<12} {:.1} of {} connections in flight on average",
-            "concurrency", r.achieved_concurrency, r.configured_connections
+            "  {:<12} {:.1} of {} connections in flight on average, {} answered while measuring",
+            "concurrency",
+            r.achieved_concurrency,
+            r.configured_connections,
+            thousands(r.connections_answered)
         )?,
     }
+    if r.memory.peak_rss_bytes > 0 {
+        let m = r.memory;
+        writeln!(
+            out,
+            "  {:<12} peak {}{}, {} more during the run ({:.0} B per connection)",
+            "memory",
+            bytes(m.peak_rss_bytes),
+            if m.processes > 1 {
+                format!(" over {} processes", m.processes)
+            } else {
+                String::new()
+            },
+            bytes(m.run_growth_bytes),
+            m.per_connection(r.configured_connections)
+        )?;
+    }
+    write_parts(out, r, short)?;
     writeln!(out, "{}", verdict_line(&r.verdict))
+}
+
+/// A merged result's parts, one line each, with their windows on the wall
+/// clock relative to the earliest.
+fn write_parts(out: &mut impl Write, r: &LoadResult, short: &str) -> io::Result<()> {
+    if r.parts.is_empty() {
+        return Ok(());
+    }
+    let first = r
+        .parts
+        .iter()
+        .map(|p| p.window_unix_ns[0])
+        .min()
+        .unwrap_or(0);
+    let at = |ns: u64| ns.saturating_sub(first) as f64 / 1e9;
+    writeln!(
+        out,
+        "  {:<12} {} merged exactly (histograms added; throughput over the union of their windows)",
+        "parts",
+        r.parts.len()
+    )?;
+    for p in &r.parts {
+        writeln!(
+            out,
+            "    {}: {} connections, {} good, {} errors, {:.1} {short}, window +{:.3}s to +{:.3}s, {}",
+            p.label,
+            thousands(p.connections as u64),
+            thousands(p.requests),
+            thousands(p.errors),
+            p.rps,
+            at(p.window_unix_ns[0]),
+            at(p.window_unix_ns[1]),
+            if p.verdict.client_bound {
+                "CLIENT-BOUND"
+            } else {
+                "not client-bound"
+            }
+        )?;
+    }
+    Ok(())
 }

@@ -21,6 +21,7 @@ fn validator() -> jsonschema::Validator {
 fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
     let url = parse_url(&format!("http://{addr}/")).unwrap();
     LoadPlan {
+        sources: Vec::new(),
         addr,
         connections: 3,
         workers: 2,
@@ -53,6 +54,7 @@ fn check(plan: &LoadPlan) -> Value {
         url: "http://test/",
         method: "GET",
         plan,
+        distinct_requests: plan.requests.len(),
         work: Some(netbench_report::WorkSource {
             documents: 1,
             dates: 10,

@@ -156,6 +156,7 @@ fn the_reference_server_answers_every_fixture() {
 fn db_plan(server: &TestServer, ids: &[i32]) -> LoadPlan {
     let url = parse_url(&server.url("/")).unwrap();
     LoadPlan {
+        sources: Vec::new(),
         addr: server.addr,
         connections: 4,
         workers: 1,

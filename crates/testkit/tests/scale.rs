@@ -40,6 +40,7 @@ fn ten_thousand_connections() {
     let (_server, addr) = start_server();
     let url = parse_url(&format!("http://{addr}/")).unwrap();
     let plan = LoadPlan {
+        sources: Vec::new(),
         addr,
         connections: 10_000,
         workers: 2,

@@ -94,6 +94,7 @@ fn ws_plan(
     binary: bool,
 ) -> LoadPlan {
     LoadPlan {
+        sources: Vec::new(),
         addr,
         connections,
         workers,

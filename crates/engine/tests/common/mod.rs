@@ -30,6 +30,7 @@ pub fn ok_request(keepalive: bool) -> RequestTemplate {
 /// A closed-loop plan for an exact count.
 pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) -> LoadPlan {
     LoadPlan {
+        sources: Vec::new(),
         addr,
         connections,
         workers,

@@ -22,6 +22,7 @@ pub(crate) fn measure_storm(
     m: &Measure<'_>,
 ) -> Result<Measured, String> {
     let plan = LoadPlan {
+        sources: Vec::new(),
         addr: m.addr,
         connections: clients as usize,
         workers: m.workers.clamp(1, clients as usize),
