@@ -171,9 +171,12 @@ def _set_pdeathsig() -> None:
 class Nginx:
     """A private nginx in a temp prefix; context manager that always stops it."""
 
-    def __init__(self, binary: str, keep_tmp: bool = False):
+    def __init__(self, binary: str, keep_tmp: bool = False, workers: int = 1,
+                 worker_connections: int = 19000):
         self.binary = binary
         self.keep_tmp = keep_tmp
+        self.workers = workers
+        self.worker_connections = worker_connections
         self.prefix = Path(tempfile.mkdtemp(prefix="netbench-nginx-"))
         self.port = free_port()
         self.backlog = listen_backlog()
@@ -186,7 +189,9 @@ class Nginx:
     def write_conf(self) -> Path:
         try:
             conf = string.Template(TEMPLATE.read_text()).substitute(
-                prefix=str(self.prefix), port=self.port, backlog=self.backlog)
+                prefix=str(self.prefix), port=self.port, backlog=self.backlog,
+                workers=self.workers, worker_connections=self.worker_connections,
+                listen_options=" reuseport" if self.workers > 1 else "")
         except (OSError, KeyError, ValueError) as e:
             raise BenchError(f"cannot fill in {TEMPLATE}: {e!r}") from None
         path = self.prefix / "nginx.conf"
