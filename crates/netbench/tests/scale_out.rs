@@ -235,3 +235,51 @@ fn ctrl_c_stops_every_child_and_prints_the_merged_partial_result() {
     assert!(shown.contains("INTERRUPTED"), "{shown}");
     assert!(shown.contains("parts        3 merged exactly"), "{shown}");
 }
+
+#[test]
+fn no_child_outlives_a_killed_parent() {
+    let server = serve(Behavior::Good);
+    let mut parent = netbench()
+        .args([
+            "load",
+            "-c",
+            "4",
+            "-d",
+            "60s",
+            "--processes",
+            "2",
+            "--quiet",
+            &server.url("/"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = parent.id();
+    let children_file = format!("/proc/{pid}/task/{pid}/children");
+    let mut children = Vec::new();
+    for _ in 0..50 {
+        children = std::fs::read_to_string(&children_file)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        if children.len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(children.len(), 2, "two parts started");
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let gone = |c: &String| {
+        std::fs::read_to_string(format!("/proc/{c}/stat")).map_or(true, |s| s.contains(") Z "))
+    };
+    for _ in 0..50 {
+        if children.iter().all(gone) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("parts {children:?} outlived their killed parent");
+}
