@@ -50,9 +50,14 @@ load-demo: build
 	echo "server: netbench-testserver (hyper, 1 thread) at $$url"; \
 	$$cli $(NETBENCH) load $(LOAD_ARGS) $$url
 
+# The engine's tests run twice: on epoll (with everything else) and on
+# io_uring, where the kernel allows it (it says why not and skips otherwise).
 test: test-deps server-deps deploy-check
 	$(CARGO) build --locked --workspace --all-targets
 	$(CARGO) test --locked --workspace
+	@why=$$($(CARGO) run --locked -q -p netbench -- load --io uring -n 1 http://127.0.0.1:1/ 2>&1 | sed -n 's/.*io_uring not used: //p'); \
+	if [ -n "$$why" ]; then echo "engine tests on io_uring skipped: $$why"; \
+	else NETBENCH_TEST_IO=uring $(CARGO) test --locked -p netbench-engine; fi
 
 # The Kubernetes manifests of a distributed load (deploy/kubernetes, README
 # there), checked by scripts/check_k8s.py: validated in strict mode against

@@ -368,9 +368,9 @@ impl<P: Protocol> Idle<'_, P> {
             return;
         };
         match net::connect_outcome(sock) {
-            net::Connect::Up => {}
-            net::Connect::Pending => return,
-            net::Connect::Failed => return self.first_failed(i, ErrorKind::Connect),
+            crate::backend::Connect::Up => {}
+            crate::backend::Connect::Pending => return,
+            crate::backend::Connect::Failed => return self.first_failed(i, ErrorKind::Connect),
         }
         self.connect.record(now - since);
         // A protocol with a set-up (the WebSocket upgrade) sends it first;

@@ -5,11 +5,13 @@
 //! caller formats the result and may watch [`Progress`] or cancel through
 //! [`RunControl`].
 
+mod backend;
 mod check;
 mod clock;
 mod conn;
 mod control;
 mod cpu;
+mod epoll;
 mod error;
 mod histogram;
 mod idle;
@@ -26,11 +28,13 @@ mod result;
 mod run;
 mod stats;
 mod target;
+mod uring;
 mod verdict;
 mod window;
 mod worker;
 pub mod ws;
 
+pub use backend::IoBackend;
 pub use check::{content_type_matches, BodyExpect, Expect, StatusExpect};
 pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::{EngineError, ErrorCounts, ErrorKind};
@@ -46,6 +50,7 @@ pub use result::{
 };
 pub use run::run;
 pub use target::{parse_url, Host, TargetError, Url};
+pub use uring::uring_refusal;
 
 /// Worker threads to use when the caller does not say: the CPUs this process
 /// may run on (its affinity mask and cgroup quota), at least one.

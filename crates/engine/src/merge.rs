@@ -194,6 +194,8 @@ pub fn merge_parts(parts: Vec<Part>, reconnect: bool) -> Result<LoadResult, Merg
         window_unix_ns,
         connections_answered: sum(&|r| r.connections_answered),
         memory,
+        io: parts[0].result.io,
+        io_fallback: parts.iter().find_map(|p| p.result.io_fallback.clone()),
         parts: reports,
         latency_histogram: Some(latency),
         connect_histogram: Some(connect),

@@ -7,6 +7,8 @@ use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 use mio::net::TcpStream;
 
+use crate::backend::Connect;
+
 /// Starts a non-blocking connect with Nagle off (requests are written whole,
 /// waiting for more would only add latency), from `source` when given.
 pub(crate) fn connect(addr: SocketAddr, source: Option<IpAddr>) -> io::Result<TcpStream> {
@@ -88,7 +90,7 @@ fn connect_from(source: IpAddr, addr: SocketAddr) -> io::Result<TcpStream> {
 }
 
 /// An address as the C socket calls take it.
-fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+pub(crate) fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: an all-zero sockaddr_storage is valid; it is large enough and
     // aligned for either address family written into it below.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
@@ -122,15 +124,6 @@ fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
         }
     };
     (storage, len as libc::socklen_t)
-}
-
-/// Where a non-blocking connect stands when its socket reports readiness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Connect {
-    Up,
-    /// Woken before the handshake finished: wait for the next event.
-    Pending,
-    Failed,
 }
 
 /// Reads the outcome of a non-blocking connect from its socket.

@@ -102,6 +102,7 @@ impl PlanSummary {
             requests: Vec::new(),
             ws: self.ws.clone(),
             sources: Vec::new(),
+            io: Default::default(),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::backend::IoBackend;
 use crate::check::Expect;
 use crate::ws::MAX_MESSAGE;
 
@@ -51,6 +52,9 @@ pub struct LoadPlan {
     /// Source addresses, given round-robin to the connections (each one's
     /// own ephemeral ports); empty lets the kernel choose.
     pub sources: Vec<IpAddr>,
+    /// The kernel interface the workers use; io_uring falls back to epoll
+    /// where it is refused (the result says which ran, and why).
+    pub io: IoBackend,
 }
 
 /// A WebSocket run (RFC 6455): after the upgrade every "request" is one

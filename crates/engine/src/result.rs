@@ -4,6 +4,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::backend::IoBackend;
 use crate::error::ErrorCounts;
 
 /// Percentiles of a latency histogram, in nanoseconds. All zero when nothing
@@ -106,6 +107,12 @@ pub struct LoadResult {
     /// What the client's process(es) held in memory.
     #[serde(default)]
     pub memory: ClientMemory,
+    /// The kernel interface the workers used.
+    #[serde(default)]
+    pub io: IoBackend,
+    /// Why io_uring was asked for and epoll ran instead.
+    #[serde(default)]
+    pub io_fallback: Option<String>,
     /// The results merged into this one (child processes, or files given to
     /// `merge`), each with its own verdict; empty for one process.
     #[serde(default)]

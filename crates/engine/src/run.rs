@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::backend::IoBackend;
 use crate::clock::Clock;
 use crate::control::RunControl;
 use crate::cpu::{peak_rss_bytes, process_cpu};
@@ -13,6 +14,7 @@ use crate::limits::raise_fd_limit;
 use crate::pacing::Pacer;
 use crate::plan::{LoadPlan, Pacing, Stop};
 use crate::result::{ClientMemory, LoadResult, RateSummary, WorkerReport};
+use crate::uring::uring_refusal;
 use crate::verdict::judge;
 use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
 
@@ -53,6 +55,14 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
         Stop::After(_) => vec![None; w],
     };
 
+    // io_uring where asked and allowed; epoll, with the reason, where not.
+    let (io, io_fallback) = match plan.io {
+        IoBackend::Epoll => (IoBackend::Epoll, None),
+        IoBackend::Uring => match uring_refusal() {
+            None => (IoBackend::Uring, None),
+            Some(why) => (IoBackend::Epoll, Some(why)),
+        },
+    };
     let cpu_before = process_cpu();
     let rss_before = peak_rss_bytes();
     let start = Instant::now();
@@ -88,7 +98,7 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
             };
             let handle = std::thread::Builder::new()
                 .name(format!("netbench-worker-{i}"))
-                .spawn_scoped(scope, move || run_worker(setup, shared));
+                .spawn_scoped(scope, move || run_worker(setup, shared, io));
             handles.push(handle);
         }
         handles
@@ -113,6 +123,8 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
     };
     let mut result = merge(plan, outcomes, process_cpu_s);
     result.memory = memory;
+    result.io = io;
+    result.io_fallback = io_fallback;
     result.window_unix_ns = [
         start_unix_ns + result.window_unix_ns[0],
         start_unix_ns + result.window_unix_ns[1],
@@ -234,6 +246,8 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         window_unix_ns: [start, end],
         connections_answered,
         memory: ClientMemory::default(),
+        io: IoBackend::Epoll,
+        io_fallback: None,
         parts: Vec::new(),
         latency_histogram: Some(latency.into_inner()),
         connect_histogram: Some(connect.into_inner()),

@@ -1,30 +1,28 @@
-//! One worker thread's event loop: its share of the connections, their
-//! sockets, the phases of the run, pacing, timeouts and reconnects. Everything
-//! here is owned by the thread; the only shared state is the cancel flag read
-//! and the progress counters written a few times a second. The loop drives
-//! any [`Protocol`] (HTTP/1.1 or WebSocket), chosen once per run.
+//! One worker thread's event loop: its share of the connections, the phases
+//! of the run, pacing, timeouts and reconnects. Everything here is owned by
+//! the thread; the only shared state is the cancel flag read and the progress
+//! counters written a few times a second. The loop drives any [`Protocol`]
+//! (HTTP/1.1 or WebSocket) over any [`Io`] backend (epoll or io_uring), both
+//! chosen once per run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mio::net::TcpStream;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
-
+use crate::backend::{Connect, Event, Io, IoBackend};
 use crate::clock::{ns, Clock};
 use crate::conn::{Conn, InFlight, ReadOutcome};
 use crate::control::WorkerProgress;
 use crate::cpu::thread_cpu;
+use crate::epoll::EpollIo;
 use crate::error::{EngineError, ErrorKind};
-use crate::net::{self, Timer};
 use crate::pacing::Pacer;
 use crate::plan::LoadPlan;
 use crate::proto::{ConnPlan, Protocol};
 use crate::stats::{Recorder, WorkerStats};
+use crate::uring::UringIo;
 use crate::window::{Phase, Window, WindowFacts};
 use crate::ws::{fresh_seed, WsConn};
 
-const TIMER: Token = Token(usize::MAX);
 /// Shared by every connection of the worker: one buffer, not one per socket.
 const READ_BUF: usize = 64 * 1024;
 /// Wait before reconnecting after a failed connect, so a refusing server
@@ -73,7 +71,6 @@ enum Link {
 
 struct Slot<P> {
     conn: P,
-    sock: Option<TcpStream>,
     link: Link,
     /// Requests sent on the current socket (no-keep-alive sends one).
     served: u32,
@@ -85,16 +82,15 @@ struct Slot<P> {
     answered: bool,
 }
 
-struct Worker<'a, P> {
+struct Worker<'a, P, B> {
     shared: Shared<'a>,
     /// What the connections read of the plan, borrowed from it once.
     conn_plan: ConnPlan<'a>,
-    poll: Poll,
+    io: B,
     slots: Vec<Slot<P>>,
     scratch: Box<[u8]>,
     stats: WorkerStats,
     pacer: Pacer,
-    timer: Option<Timer>,
     window: Window,
     next_template: usize,
     /// Open loop: connected slots with nothing in flight, ready for the next
@@ -112,39 +108,51 @@ struct Worker<'a, P> {
     first_conn: usize,
 }
 
+/// Runs a worker on `backend` (which `run` has checked this kernel allows).
 pub(crate) fn run_worker(
     setup: WorkerSetup,
     shared: Shared<'_>,
+    backend: IoBackend,
 ) -> Result<WorkerOutcome, EngineError> {
-    if shared.plan.ws.is_some() {
-        drive::<WsConn>(setup, shared)
-    } else {
-        drive::<Conn>(setup, shared)
+    let paced = setup.pacer.is_open();
+    let n = setup.connections;
+    match backend {
+        IoBackend::Epoll => {
+            let io = EpollIo::new(n, paced).map_err(EngineError::EventLoop)?;
+            by_protocol(setup, shared, io)
+        }
+        IoBackend::Uring => {
+            let io = UringIo::new(n).map_err(EngineError::EventLoop)?;
+            by_protocol(setup, shared, io)
+        }
     }
 }
 
-fn drive<P: Protocol>(
+fn by_protocol<B: Io>(
     setup: WorkerSetup,
     shared: Shared<'_>,
+    io: B,
 ) -> Result<WorkerOutcome, EngineError> {
-    let mut worker = Worker::<P>::new(setup, shared)?;
+    if shared.plan.ws.is_some() {
+        drive::<WsConn, B>(setup, shared, io)
+    } else {
+        drive::<Conn, B>(setup, shared, io)
+    }
+}
+
+fn drive<P: Protocol, B: Io>(
+    setup: WorkerSetup,
+    shared: Shared<'_>,
+    io: B,
+) -> Result<WorkerOutcome, EngineError> {
+    let mut worker = Worker::<P, B>::new(setup, shared, io);
     worker.run();
     Ok(worker.into_outcome())
 }
 
-impl<'a, P: Protocol> Worker<'a, P> {
-    fn new(setup: WorkerSetup, shared: Shared<'a>) -> Result<Self, EngineError> {
+impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
+    fn new(setup: WorkerSetup, shared: Shared<'a>, io: B) -> Self {
         let plan = shared.plan;
-        let poll = Poll::new().map_err(EngineError::EventLoop)?;
-        let timer = if setup.pacer.is_open() {
-            let timer = Timer::new().map_err(EngineError::EventLoop)?;
-            poll.registry()
-                .register(&mut SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
-                .map_err(EngineError::EventLoop)?;
-            Some(timer)
-        } else {
-            None
-        };
         let seed = fresh_seed();
         let slots = (0..setup.connections)
             .map(|i| Slot {
@@ -152,7 +160,6 @@ impl<'a, P: Protocol> Worker<'a, P> {
                     &ConnPlan::of(plan),
                     seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                 ),
-                sock: None,
                 link: Link::Down,
                 served: 0,
                 idle_listed: false,
@@ -160,14 +167,13 @@ impl<'a, P: Protocol> Worker<'a, P> {
                 answered: false,
             })
             .collect();
-        Ok(Worker {
+        Worker {
             conn_plan: ConnPlan::of(plan),
-            poll,
+            io,
             slots,
             scratch: vec![0u8; READ_BUF].into_boxed_slice(),
             stats: WorkerStats::new(),
             pacer: setup.pacer,
-            timer,
             window: Window::new(plan.warmup, plan.stop, setup.budget),
             // A WebSocket plan has no request templates.
             next_template: setup.first_template % plan.requests.len().max(1),
@@ -179,11 +185,11 @@ impl<'a, P: Protocol> Worker<'a, P> {
             interrupted: false,
             first_conn: setup.first_conn,
             shared,
-        })
+        }
     }
 
     fn run(&mut self) {
-        let mut events = Events::with_capacity(1024);
+        let mut events = Vec::with_capacity(1024);
         let now = self.shared.clock.now();
         self.advance(now);
         for i in 0..self.slots.len() {
@@ -209,7 +215,8 @@ impl<'a, P: Protocol> Worker<'a, P> {
             }
             let sleep = self.sleep_for(now);
             let before = self.shared.clock.now();
-            let polled = self.poll.poll(&mut events, Some(sleep));
+            events.clear();
+            let polled = self.io.wait(sleep, &mut events);
             let after = self.shared.clock.now();
             self.window.add_idle(after - before);
             if let Err(e) = polled {
@@ -221,7 +228,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
                 self.end(after);
                 break;
             }
-            for event in events.iter() {
+            for &event in &events {
                 self.on_event(event);
             }
             for (i, peer_closed) in std::mem::take(&mut self.unread) {
@@ -237,33 +244,24 @@ impl<'a, P: Protocol> Worker<'a, P> {
         self.publish();
     }
 
-    fn on_event(&mut self, event: &mio::event::Event) {
-        if event.token() == TIMER {
-            if let Some(t) = self.timer.as_mut() {
-                t.fired();
-            }
-            return;
-        }
-        let i = event.token().0;
-        match self.slots[i].link {
-            Link::Down => {}
-            Link::Connecting { since } => {
-                if event.is_writable()
-                    || event.is_error()
-                    || event.is_read_closed()
-                    || event.is_write_closed()
-                {
+    /// An event of a slot counts only for the link it was meant for: a slot
+    /// closed and reopened earlier in the same batch has a new socket.
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::Timer => {}
+            Event::Connecting(i) => {
+                if let Link::Connecting { since } = self.slots[i].link {
                     self.on_connect(i, since);
                 }
             }
-            Link::Up => {
-                if event.is_writable() && self.slots[i].conn.has_output() {
+            Event::Writable(i) => {
+                if matches!(self.slots[i].link, Link::Up) && self.slots[i].conn.has_output() {
                     self.flush(i);
                 }
-                if matches!(self.slots[i].link, Link::Up)
-                    && (event.is_readable() || event.is_read_closed() || event.is_error())
-                {
-                    self.on_read(i, event.is_read_closed() || event.is_error());
+            }
+            Event::Readable { slot, closed } => {
+                if matches!(self.slots[slot].link, Link::Up) {
+                    self.on_read(slot, closed);
                 }
             }
         }
@@ -326,18 +324,9 @@ impl<'a, P: Protocol> Worker<'a, P> {
         }
         let sources = &self.shared.plan.sources;
         let source = (!sources.is_empty()).then(|| sources[(self.first_conn + i) % sources.len()]);
-        let registered = net::connect(self.shared.plan.addr, source).and_then(|mut sock| {
-            self.poll.registry().register(
-                &mut sock,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            )?;
-            Ok(sock)
-        });
-        match registered {
-            Ok(sock) => {
+        match self.io.connect(i, self.shared.plan.addr, source) {
+            Ok(()) => {
                 let slot = &mut self.slots[i];
-                slot.sock = Some(sock);
                 slot.link = Link::Connecting { since: now };
                 slot.served = 0;
             }
@@ -347,13 +336,10 @@ impl<'a, P: Protocol> Worker<'a, P> {
 
     fn on_connect(&mut self, i: usize, since: u64) {
         let now = self.shared.clock.now();
-        let Some(sock) = self.slots[i].sock.as_ref() else {
-            return;
-        };
-        match net::connect_outcome(sock) {
-            net::Connect::Up => {}
-            net::Connect::Pending => return,
-            net::Connect::Failed => return self.connect_failed(i, now),
+        match self.io.connect_outcome(i) {
+            Connect::Up => {}
+            Connect::Pending => return,
+            Connect::Failed => return self.connect_failed(i, now),
         }
         self.slots[i].link = Link::Up;
         if self.window.measuring() {
@@ -403,9 +389,8 @@ impl<'a, P: Protocol> Worker<'a, P> {
     }
 
     fn close(&mut self, i: usize) {
+        self.io.close(i);
         let slot = &mut self.slots[i];
-        // Dropping the socket closes it, which also removes it from epoll.
-        slot.sock = None;
         slot.link = Link::Down;
         slot.conn.reset();
     }
@@ -435,11 +420,10 @@ impl<'a, P: Protocol> Worker<'a, P> {
     }
 
     fn flush(&mut self, i: usize) {
-        let slot = &mut self.slots[i];
-        let Some(sock) = slot.sock.as_mut() else {
+        if !matches!(self.slots[i].link, Link::Up) {
             return;
-        };
-        match slot.conn.flush(sock) {
+        }
+        match self.io.flush(i, &mut self.slots[i].conn) {
             Ok(n) => self.stats.bytes_written += n,
             Err(kind) => {
                 let now = self.shared.clock.now();
@@ -452,14 +436,12 @@ impl<'a, P: Protocol> Worker<'a, P> {
         let now = self.shared.clock.now();
         let measuring_since = self.measuring_since();
         let slot = &mut self.slots[i];
-        let Some(sock) = slot.sock.as_mut() else {
-            return;
-        };
         let setting_up = (!slot.conn.set_up()).then(|| slot.conn.oldest_sent());
         let ok_before = self.stats.ok;
         let mut read = 0;
-        let outcome = slot.conn.on_readable(
-            sock,
+        let outcome = self.io.read(
+            i,
+            &mut slot.conn,
             peer_closed,
             &mut self.scratch,
             &self.conn_plan,
@@ -566,9 +548,7 @@ impl<'a, P: Protocol> Worker<'a, P> {
         }
         if self.window.may_send() && !self.idle.is_empty() {
             let at = self.pacer.next_at();
-            if let Some(t) = self.timer.as_mut() {
-                t.arm(at, now);
-            }
+            self.io.arm_timer(at, now);
         }
     }
 

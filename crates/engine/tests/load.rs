@@ -258,3 +258,12 @@ fn a_plan_the_engine_cannot_run_is_refused() {
         ));
     }
 }
+
+#[test]
+fn the_result_records_the_backend_that_ran() {
+    let server = serve(Behavior::Good);
+    let r = run_plan(&count_plan(server.addr, 3, 1, 30));
+    assert_eq!(r.requests, 30);
+    assert_eq!(r.io, test_io());
+    assert_eq!(r.io_fallback, None);
+}

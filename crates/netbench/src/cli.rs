@@ -521,10 +521,26 @@ pub(crate) struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     pub histogram_out: Option<PathBuf>,
 
+    /// The kernel interface of the workers: epoll (readiness, a system call
+    /// per read and write), uring (io_uring: multishot receives into provided
+    /// buffers, sends batched into one system call per loop turn; falls back
+    /// to epoll with the reason where the kernel refuses it), or auto (the
+    /// one measured cheaper on this kind of machine, see the README).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub io: IoArg,
+
     /// Client processes to split the connections over. Default: as many as
     /// the open-file limit needs (one if the connections fit one process).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub processes: Option<u32>,
+}
+
+/// `--io`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum IoArg {
+    Auto,
+    Epoll,
+    Uring,
 }
 
 /// `--repetitions`: a count, or `auto`.

@@ -296,6 +296,7 @@ mod tests {
             requests: Vec::new(),
             ws: None,
             sources: (1..=8).map(|i| IpAddr::from([127, 0, 0, i])).collect(),
+            io: Default::default(),
         }
     }
 

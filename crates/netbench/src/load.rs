@@ -6,16 +6,19 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use netbench_contract::WorkGenerator;
 use netbench_engine::{
-    build_request, default_workers, parse_url, BodyExpect, Expect, LoadPlan, Pacing, PlanError,
-    RequestParts, RequestTemplate, StatusExpect, Stop, Url, WsPlan,
+    build_request, default_workers, parse_url, BodyExpect, Expect, IoBackend, LoadPlan, Pacing,
+    PlanError, RequestParts, RequestTemplate, StatusExpect, Stop, Url, WsPlan,
 };
 use netbench_report::WorkSource;
 
-use crate::cli::LoadArgs;
+use crate::cli::{IoArg, LoadArgs};
 use crate::pool::{read_pool, PoolEntry};
 use crate::seed::fresh_seed;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// What `--io auto` runs: the backend that cost less client CPU per request
+/// in `make bench` on this kind of machine (README, "Benchmark").
+const AUTO_IO: IoBackend = IoBackend::Uring;
 
 /// A validated plan plus what the report shows of the user's input.
 pub(crate) struct Resolved {
@@ -205,6 +208,11 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         requests,
         ws,
         sources: args.source.clone().map(|s| s.0).unwrap_or_default(),
+        io: match args.io {
+            IoArg::Epoll => IoBackend::Epoll,
+            IoArg::Uring => IoBackend::Uring,
+            IoArg::Auto => AUTO_IO,
+        },
     };
     plan.validate()
         .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(e)))?;

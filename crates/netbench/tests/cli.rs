@@ -141,10 +141,30 @@ fn usage_and_runtime_failures_exit_2_with_a_way_out() {
     let out = netbench(&["load", "-d", "1s", "-n", "3", "http://127.0.0.1:1/"]);
     assert_eq!(out.status.code(), Some(2));
 
+    // A million connections to one address: first the ports, then (with
+    // the addresses given but one process forced) the open-file limit.
     let out = netbench(&["load", "-c", "1000000", "-n", "1", "http://127.0.0.1:1/"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("ulimit -Hn"),
+        text(&out.stderr).contains("--source 127.0.0.1-127.0.0."),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = netbench(&[
+        "load",
+        "-c",
+        "1000000",
+        "-n",
+        "1",
+        "--source",
+        "127.0.0.1-127.0.0.64",
+        "--processes",
+        "1",
+        "http://127.0.0.1:1/",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("open-file limit"),
         "{}",
         text(&out.stderr)
     );

@@ -90,6 +90,8 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
             "cpu_s": r.client_cpu_s,
             "cpu_us_per_request": r.cpu_us_per_request(),
             "process_cpu_s": r.process_cpu_s,
+            "io": r.io.name(),
+            "io_fallback": r.io_fallback,
             "workers": r.workers,
         },
         "concurrency": {

@@ -68,9 +68,10 @@ pub fn write_load_text(
     writeln!(out, "{name} {} ({model})", ctx.url)?;
     writeln!(
         out,
-        "  {} connections on {} worker{}, {what}{}{}",
+        "  {} connections on {} {} worker{}, {what}{}{}",
         plan.connections,
         plan.workers,
+        r.io.name(),
         if plan.workers == 1 { "" } else { "s" },
         if plan.pipeline > 1 {
             format!(", pipeline {}", plan.pipeline)
@@ -89,6 +90,9 @@ pub fn write_load_text(
             "  work test: {} generated documents of {} dates, seed {}, each answer checked",
             w.documents, w.dates, w.seed
         )?;
+    }
+    if let Some(why) = &r.io_fallback {
+        writeln!(out, "  {:<12} io_uring not used: {why}; ran on epoll", "io")?;
     }
     if r.interrupted {
         writeln!(

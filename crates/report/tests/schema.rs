@@ -22,6 +22,7 @@ fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
     let url = parse_url(&format!("http://{addr}/")).unwrap();
     LoadPlan {
         sources: Vec::new(),
+        io: Default::default(),
         addr,
         connections: 3,
         workers: 2,

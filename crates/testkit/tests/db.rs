@@ -157,6 +157,7 @@ fn db_plan(server: &TestServer, ids: &[i32]) -> LoadPlan {
     let url = parse_url(&server.url("/")).unwrap();
     LoadPlan {
         sources: Vec::new(),
+        io: Default::default(),
         addr: server.addr,
         connections: 4,
         workers: 1,

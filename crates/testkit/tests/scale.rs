@@ -41,6 +41,7 @@ fn ten_thousand_connections() {
     let url = parse_url(&format!("http://{addr}/")).unwrap();
     let plan = LoadPlan {
         sources: Vec::new(),
+        io: Default::default(),
         addr,
         connections: 10_000,
         workers: 2,

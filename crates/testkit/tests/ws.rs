@@ -95,6 +95,7 @@ fn ws_plan(
 ) -> LoadPlan {
     LoadPlan {
         sources: Vec::new(),
+        io: Default::default(),
         addr,
         connections,
         workers,

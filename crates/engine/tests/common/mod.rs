@@ -7,6 +7,20 @@ use std::time::Duration;
 
 use netbench_engine::*;
 
+/// The backend the engine tests run on: epoll, or io_uring when
+/// NETBENCH_TEST_IO=uring (`make test` runs them both ways).
+pub fn test_io() -> IoBackend {
+    match std::env::var("NETBENCH_TEST_IO").as_deref() {
+        Ok("uring") => {
+            if let Some(why) = uring_refusal() {
+                panic!("NETBENCH_TEST_IO=uring but io_uring is refused here: {why}");
+            }
+            IoBackend::Uring
+        }
+        _ => IoBackend::Epoll,
+    }
+}
+
 /// A GET expecting 200 text/plain `OK`.
 pub fn ok_request(keepalive: bool) -> RequestTemplate {
     let url = parse_url("http://127.0.0.1/").unwrap();
@@ -31,6 +45,7 @@ pub fn ok_request(keepalive: bool) -> RequestTemplate {
 pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) -> LoadPlan {
     LoadPlan {
         sources: Vec::new(),
+        io: test_io(),
         addr,
         connections,
         workers,

@@ -1,0 +1,592 @@
+//! The io_uring backend: one ring per worker thread (SINGLE_ISSUER and
+//! DEFER_TASKRUN where the kernel has them), sockets as registered files
+//! indexed by slot, multishot receives into a ring of provided buffers,
+//! connects and sends submitted in one batch per loop turn together with the
+//! wait. The connection state machines see the same `Read` and `Write` as on
+//! epoll: received bytes wait in the slot until the worker reads them, and
+//! a write is taken whole and sent by the ring.
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+use io_uring::types::{BufRingEntry, Fixed, SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, IoUring};
+
+use crate::backend::{Connect, Event, Io};
+use crate::conn::{AnswerSink, ReadOutcome};
+use crate::error::ErrorKind;
+use crate::net::sockaddr;
+use crate::proto::{ConnPlan, Protocol};
+
+/// Bytes per provided buffer: a small answer fits one; a large one takes
+/// several completions.
+const BUF_SIZE: usize = 1024;
+/// Provided buffers at most: with DEFER_TASKRUN every receive of a turn takes
+/// one before the loop hands them back, so up to one per connection.
+const MAX_BUFS: usize = 8192;
+const BUF_GROUP: u16 = 0;
+
+const OP_CONNECT: u64 = 0;
+const OP_RECV: u64 = 1;
+const OP_SEND: u64 = 2;
+const OP_CANCEL: u64 = 3;
+
+fn user_data(op: u64, gen: u32, slot: usize) -> u64 {
+    (op << 62) | ((u64::from(gen) & 0x3fff_ffff) << 32) | slot as u64
+}
+
+fn decode(ud: u64) -> (u64, u32, usize) {
+    (
+        ud >> 62,
+        ((ud >> 32) & 0x3fff_ffff) as u32,
+        (ud & 0xffff_ffff) as usize,
+    )
+}
+
+/// The kernel release as (major, minor), from uname.
+fn kernel_release() -> Option<(u32, u32)> {
+    // SAFETY: an all-zero utsname is valid for uname to fill.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    let release: String = u
+        .release
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8 as char)
+        .collect();
+    let mut it = release.split(['.', '-']).map(|p| p.parse::<u32>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// Why this process cannot use the io_uring backend here, or None when it
+/// can: the ring, registered files and a provided-buffer ring are set up
+/// once to find out, and multishot receives need Linux 6.0.
+pub fn uring_refusal() -> Option<String> {
+    match kernel_release() {
+        Some(v) if v >= (6, 0) => {}
+        Some((a, b)) => {
+            return Some(format!(
+                "Linux {a}.{b} has no multishot receive (6.0 or later needed)"
+            ))
+        }
+        None => return Some("the kernel release could not be read".into()),
+    }
+    match UringIo::new(1) {
+        Ok(io) if !io.ring.params().is_feature_ext_arg() => {
+            Some("this kernel's io_uring has no timed wait (EXT_ARG)".into())
+        }
+        Ok(_) => None,
+        // EPERM from a seccomp filter or io_uring_disabled, ENOSYS without
+        // the syscall, EINVAL for a feature the kernel lacks.
+        Err(e) => Some(format!("io_uring was refused: {e}")),
+    }
+}
+
+/// The provided buffers and the ring the kernel picks them from.
+struct BufRing {
+    ring: *mut BufRingEntry,
+    ring_layout: std::alloc::Layout,
+    data: Vec<u8>,
+    entries: u16,
+    tail: u16,
+}
+
+impl BufRing {
+    fn new(entries: u16) -> io::Result<Self> {
+        let ring_layout = std::alloc::Layout::from_size_align(
+            entries as usize * std::mem::size_of::<BufRingEntry>(),
+            4096,
+        )
+        .map_err(io::Error::other)?;
+        // SAFETY: a non-zero size with a valid alignment.
+        let ring = unsafe { std::alloc::alloc_zeroed(ring_layout) }.cast::<BufRingEntry>();
+        if ring.is_null() {
+            return Err(io::Error::from(io::ErrorKind::OutOfMemory));
+        }
+        let mut b = BufRing {
+            ring,
+            ring_layout,
+            data: vec![0u8; entries as usize * BUF_SIZE],
+            entries,
+            tail: 0,
+        };
+        for bid in 0..entries {
+            b.give_back(bid);
+        }
+        Ok(b)
+    }
+
+    fn buf(&self, bid: u16, len: usize) -> &[u8] {
+        let start = bid as usize * BUF_SIZE;
+        &self.data[start..start + len.min(BUF_SIZE)]
+    }
+
+    /// Hands buffer `bid` back to the kernel.
+    fn give_back(&mut self, bid: u16) {
+        let mask = self.entries - 1;
+        // SAFETY: the index is masked into the ring, which holds `entries`
+        // entries; the address is inside `data`, which lives as long as the
+        // ring registration (the IoUring is dropped first).
+        unsafe {
+            let e = &mut *self.ring.add((self.tail & mask) as usize);
+            e.set_addr(self.data.as_ptr().add(bid as usize * BUF_SIZE) as u64);
+            e.set_len(BUF_SIZE as u32);
+            e.set_bid(bid);
+        }
+        self.tail = self.tail.wrapping_add(1);
+        // SAFETY: the tail field of a ring of at least one initialised entry;
+        // the kernel reads it, so it is published with release ordering.
+        unsafe {
+            let tail = BufRingEntry::tail(self.ring).cast_mut();
+            (*tail.cast::<AtomicU16>()).store(self.tail, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ring.cast(), self.ring_layout) };
+    }
+}
+
+#[derive(Default)]
+struct Slot {
+    gen: u32,
+    open: bool,
+    connect: Option<i32>,
+    recv_armed: bool,
+    /// Received and not yet read.
+    pending: Vec<u8>,
+    pending_pos: usize,
+    eof: bool,
+    /// A failed receive (negative errno), or a failed send.
+    recv_error: Option<i32>,
+    send_failed: bool,
+    /// The bytes the ring is sending (stable until the send completes), and
+    /// what was written meanwhile.
+    sending: Vec<u8>,
+    sent: usize,
+    send_inflight: bool,
+    queued: Vec<u8>,
+}
+
+pub(crate) struct UringIo {
+    // Dropped first: the kernel stops using the buffers and files before
+    // they go.
+    ring: IoUring,
+    bufs: BufRing,
+    slots: Vec<Slot>,
+    target: Option<(libc::sockaddr_storage, libc::socklen_t)>,
+    wake_at: Option<Instant>,
+    reaped: Vec<(u64, i32, u32)>,
+    /// Buffers of sends still in flight on closed slots, freed at their
+    /// completion.
+    retired: Vec<(u64, Vec<u8>)>,
+}
+
+impl UringIo {
+    pub(crate) fn new(slots: usize) -> io::Result<Self> {
+        let entries = (slots + 64).next_power_of_two().clamp(64, 4096) as u32;
+        let cq = (2 * slots + 256).next_power_of_two().clamp(256, 65536) as u32;
+        let mut builder = IoUring::builder();
+        builder
+            .setup_cqsize(cq)
+            .setup_single_issuer()
+            .setup_defer_taskrun();
+        let ring = match builder.build(entries) {
+            Ok(r) => r,
+            // Kernels before 6.1: without deferred task work.
+            Err(_) => IoUring::builder().setup_cqsize(cq).build(entries)?,
+        };
+        ring.submitter().register_files_sparse(slots as u32)?;
+        let nbufs = (2 * slots).next_power_of_two().clamp(64, MAX_BUFS) as u16;
+        let bufs = BufRing::new(nbufs)?;
+        // SAFETY: the ring memory is page-aligned, holds `nbufs` entries and
+        // lives in `bufs`, which outlives the registration (dropped after
+        // the IoUring).
+        unsafe {
+            ring.submitter()
+                .register_buf_ring_with_flags(bufs.ring as u64, nbufs, BUF_GROUP, 0)?;
+        }
+        Ok(UringIo {
+            ring,
+            bufs,
+            slots: (0..slots).map(|_| Slot::default()).collect(),
+            target: None,
+            wake_at: None,
+            reaped: Vec::with_capacity(1024),
+            retired: Vec::new(),
+        })
+    }
+
+    fn push(&mut self, e: squeue::Entry) {
+        loop {
+            // SAFETY: every buffer and address an entry points to lives in
+            // `self` (slot buffers, the target address, the buffer ring) and
+            // stays put until its completion: the slots never move and a
+            // slot's `sending` is not touched while a send is in flight.
+            if unsafe { self.ring.submission().push(&e) }.is_ok() {
+                return;
+            }
+            // Full: hand the batch to the kernel and go on.
+            let _ = self.ring.submit();
+        }
+    }
+
+    fn arm_recv(&mut self, slot: usize) {
+        let gen = self.slots[slot].gen;
+        let e = opcode::RecvMulti::new(Fixed(slot as u32), BUF_GROUP)
+            .build()
+            .user_data(user_data(OP_RECV, gen, slot));
+        self.push(e);
+        self.slots[slot].recv_armed = true;
+    }
+
+    fn send_queued(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        if s.send_inflight || s.queued.is_empty() {
+            return;
+        }
+        std::mem::swap(&mut s.sending, &mut s.queued);
+        s.queued.clear();
+        s.sent = 0;
+        self.send_rest(slot);
+    }
+
+    fn send_rest(&mut self, slot: usize) {
+        let s = &mut self.slots[slot];
+        s.send_inflight = true;
+        let rest = &s.sending[s.sent..];
+        let e = opcode::Send::new(Fixed(slot as u32), rest.as_ptr(), rest.len() as u32)
+            .build()
+            .user_data(user_data(OP_SEND, s.gen, slot));
+        self.push(e);
+    }
+
+    fn complete(&mut self, ud: u64, res: i32, flags: u32, events: &mut Vec<Event>) {
+        let (op, gen, slot) = decode(ud);
+        let bid = cqueue::buffer_select(flags);
+        let current =
+            slot < self.slots.len() && self.slots[slot].open && self.slots[slot].gen == gen;
+        if op == OP_RECV {
+            if let Some(bid) = bid {
+                if current && res > 0 {
+                    let data = self.bufs.buf(bid, res as usize);
+                    self.slots[slot].pending.extend_from_slice(data);
+                }
+                self.bufs.give_back(bid);
+            }
+        }
+        if !current {
+            if op == OP_SEND {
+                self.retired.retain(|(r, _)| *r != ud);
+            }
+            return;
+        }
+        match op {
+            OP_CONNECT => {
+                self.slots[slot].connect = Some(res);
+                if res == 0 {
+                    self.arm_recv(slot);
+                }
+                events.push(Event::Connecting(slot));
+            }
+            OP_RECV => {
+                let more = cqueue::more(flags);
+                if !more {
+                    self.slots[slot].recv_armed = false;
+                }
+                match res {
+                    n if n > 0 => {
+                        if !more {
+                            self.arm_recv(slot);
+                        }
+                        events.push(Event::Readable {
+                            slot,
+                            closed: false,
+                        });
+                    }
+                    0 => {
+                        self.slots[slot].eof = true;
+                        events.push(Event::Readable { slot, closed: true });
+                    }
+                    // Out of buffers for a moment: receive again.
+                    e if e == -libc::ENOBUFS => self.arm_recv(slot),
+                    e => {
+                        self.slots[slot].recv_error = Some(e);
+                        events.push(Event::Readable { slot, closed: true });
+                    }
+                }
+            }
+            OP_SEND => {
+                let s = &mut self.slots[slot];
+                if res < 0 {
+                    s.send_inflight = false;
+                    s.send_failed = true;
+                    events.push(Event::Readable { slot, closed: true });
+                    return;
+                }
+                s.sent += res as usize;
+                if s.sent < s.sending.len() {
+                    self.send_rest(slot);
+                } else {
+                    s.send_inflight = false;
+                    s.sending.clear();
+                    self.send_queued(slot);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A slot's received bytes as the state machine reads them.
+struct Received<'a> {
+    slot: &'a mut Slot,
+}
+
+impl Read for Received<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let s = &mut *self.slot;
+        let left = &s.pending[s.pending_pos..];
+        if !left.is_empty() {
+            let n = left.len().min(buf.len());
+            buf[..n].copy_from_slice(&left[..n]);
+            s.pending_pos += n;
+            if s.pending_pos == s.pending.len() {
+                s.pending.clear();
+                s.pending_pos = 0;
+            }
+            return Ok(n);
+        }
+        if let Some(e) = s.recv_error {
+            return Err(io::Error::from_raw_os_error(-e));
+        }
+        if s.eof {
+            return Ok(0);
+        }
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+}
+
+/// A slot's outgoing bytes: taken whole, sent by the ring.
+struct Outgoing<'a> {
+    slot: &'a mut Slot,
+}
+
+impl Write for Outgoing<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.slot.queued.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn socket_for(addr: SocketAddr, source: Option<IpAddr>) -> io::Result<RawFd> {
+    let family = match addr {
+        SocketAddr::V4(_) => libc::AF_INET,
+        SocketAddr::V6(_) => libc::AF_INET6,
+    };
+    // SAFETY: plain syscall; the result is checked. Blocking mode: the ring
+    // waits for readiness itself (FAST_POLL) instead of failing with EAGAIN.
+    let fd = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let set = |level, name| {
+        let one: libc::c_int = 1;
+        // SAFETY: a valid descriptor and a c_int option of the size given.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        }
+    };
+    set(libc::IPPROTO_TCP, libc::TCP_NODELAY);
+    if let Some(ip) = source {
+        set(libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT);
+        let (from, len) = sockaddr(SocketAddr::new(ip, 0));
+        // SAFETY: a sockaddr_storage holding an address of `len` bytes.
+        if unsafe { libc::bind(fd, (&from as *const libc::sockaddr_storage).cast(), len) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+    }
+    Ok(fd)
+}
+
+impl Io for UringIo {
+    fn connect(&mut self, slot: usize, addr: SocketAddr, source: Option<IpAddr>) -> io::Result<()> {
+        if self.target.is_none() {
+            self.target = Some(sockaddr(addr));
+        }
+        let fd = socket_for(addr, source)?;
+        let registered = self
+            .ring
+            .submitter()
+            .register_files_update(slot as u32, &[fd]);
+        // SAFETY: our own descriptor; the registered table holds its own
+        // reference to the socket.
+        unsafe { libc::close(fd) };
+        registered?;
+        let s = &mut self.slots[slot];
+        s.open = true;
+        s.connect = None;
+        let gen = s.gen;
+        let (to, len) = self.target.as_ref().expect("set above");
+        let e = opcode::Connect::new(
+            Fixed(slot as u32),
+            (to as *const libc::sockaddr_storage).cast(),
+            *len,
+        )
+        .build()
+        .user_data(user_data(OP_CONNECT, gen, slot));
+        self.push(e);
+        Ok(())
+    }
+
+    fn connect_outcome(&mut self, slot: usize) -> Connect {
+        match self.slots[slot].connect {
+            None => Connect::Pending,
+            Some(0) => Connect::Up,
+            Some(_) => Connect::Failed,
+        }
+    }
+
+    fn close(&mut self, slot: usize) {
+        if !self.slots[slot].open {
+            return;
+        }
+        if self.slots[slot].recv_armed {
+            let ud = user_data(OP_RECV, self.slots[slot].gen, slot);
+            self.push(
+                opcode::AsyncCancel::new(ud)
+                    .build()
+                    .user_data(user_data(OP_CANCEL, 0, slot)),
+            );
+        }
+        // Entries already queued for this slot must reach the kernel while
+        // the registered file is still the old socket.
+        let _ = self.ring.submit();
+        let _ = self
+            .ring
+            .submitter()
+            .register_files_update(slot as u32, &[-1]);
+        let s = &mut self.slots[slot];
+        if s.send_inflight {
+            // The kernel may still read these bytes: kept until the send's
+            // completion, which is then ignored.
+            let ud = user_data(OP_SEND, s.gen, slot);
+            self.retired.push((ud, std::mem::take(&mut s.sending)));
+        }
+        let gen = s.gen.wrapping_add(1) & 0x3fff_ffff;
+        let mut pending = std::mem::take(&mut s.pending);
+        let mut queued = std::mem::take(&mut s.queued);
+        let mut sending = std::mem::take(&mut s.sending);
+        pending.clear();
+        queued.clear();
+        sending.clear();
+        *s = Slot {
+            gen,
+            pending,
+            queued,
+            sending,
+            ..Slot::default()
+        };
+    }
+
+    fn flush<P: Protocol>(&mut self, slot: usize, conn: &mut P) -> Result<u64, ErrorKind> {
+        if self.slots[slot].send_failed {
+            return Err(ErrorKind::Write);
+        }
+        let n = conn.flush(&mut Outgoing {
+            slot: &mut self.slots[slot],
+        })?;
+        self.send_queued(slot);
+        Ok(n)
+    }
+
+    fn read<P: Protocol, S: AnswerSink>(
+        &mut self,
+        slot: usize,
+        conn: &mut P,
+        peer_closed: bool,
+        scratch: &mut [u8],
+        plan: &ConnPlan<'_>,
+        now: u64,
+        sink: &mut S,
+        bytes_read: &mut u64,
+    ) -> ReadOutcome {
+        let s = &mut self.slots[slot];
+        // A reset that arrives while the request is still going out fails
+        // the write, as it does on epoll, whichever completion came first.
+        if s.send_failed || (s.recv_error.is_some() && s.send_inflight) {
+            return ReadOutcome::Failed(ErrorKind::Write);
+        }
+        let closed = peer_closed || s.eof || s.recv_error.is_some();
+        conn.on_readable(
+            &mut Received { slot: s },
+            closed,
+            scratch,
+            plan,
+            now,
+            sink,
+            bytes_read,
+        )
+    }
+
+    fn arm_timer(&mut self, at: u64, now: u64) {
+        self.wake_at = Some(Instant::now() + Duration::from_nanos(at.saturating_sub(now)));
+    }
+
+    fn wait(&mut self, timeout: Duration, events: &mut Vec<Event>) -> io::Result<()> {
+        let mut timeout = timeout;
+        if let Some(at) = self.wake_at {
+            let left = at.saturating_duration_since(Instant::now());
+            if left <= timeout {
+                timeout = left;
+                self.wake_at = None;
+            }
+        }
+        let ts = Timespec::new()
+            .sec(timeout.as_secs())
+            .nsec(timeout.subsec_nanos());
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        self.reaped.clear();
+        for cqe in self.ring.completion() {
+            self.reaped
+                .push((cqe.user_data(), cqe.result(), cqe.flags()));
+        }
+        let reaped = std::mem::take(&mut self.reaped);
+        for &(ud, res, flags) in &reaped {
+            self.complete(ud, res, flags, events);
+        }
+        self.reaped = reaped;
+        Ok(())
+    }
+}
