@@ -3,7 +3,10 @@
 manifests (`packages = [...]`), plus the replacement allocators' libraries
 when any server says `allocator = "glibc"` (crates/suite/src/allocator.rs
 names the same three), plus PostgreSQL when any server offers `db` (the
-runner starts a private one for db scenarios, crates/suite/src/postgres.rs).
+runner starts a private one for db scenarios, crates/suite/src/postgres.rs),
+plus iproute2, which the runner itself uses (`ip` and `tc` for scenarios in
+a network namespace, crates/suite/src/netns.rs; `ss` for a storm's listen
+queue).
 `make run` and `make test` install what is missing.
 
   scripts/server_packages.py            every package, one per line
@@ -19,10 +22,12 @@ import tomllib
 ALLOCATOR_PACKAGES = ["libjemalloc2", "libmimalloc2.0", "libtcmalloc-minimal4"]
 # initdb and postgres for the runner's private database; psql for people.
 DB_PACKAGES = ["postgresql"]
+# ip, tc and ss for the runner: always wanted, whatever the servers are.
+RUNNER_PACKAGES = ["iproute2"]
 
 
 def wanted(servers: pathlib.Path) -> list[str]:
-    packages: set[str] = set()
+    packages: set[str] = set(RUNNER_PACKAGES)
     for manifest in sorted(servers.glob("*/server.toml")):
         try:
             m = tomllib.loads(manifest.read_text())

@@ -426,3 +426,35 @@ fn no_database_outlives_a_killed_netbench() {
     remove_logs_of(pid);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_netns_suite_without_root_says_why_in_one_line_and_exits_2() {
+    // As root the test runs netbench as nobody; as anyone else, as itself.
+    let dir = scratch("netns-root");
+    let (_, _) = project(&dir);
+    let suite = dir.join("lan.toml");
+    std::fs::write(
+        &suite,
+        "servers = [\"*\"]\nquiet_wait = \"0s\"\n[[scenarios]]\nname = \"blank-veth\"\nendpoint = \"blank\"\nconnections = [1]\nduration = \"1s\"\nplacement = \"netns\"\n",
+    )
+    .unwrap();
+    // Nobody must be able to write the store there.
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let mut cmd = netbench(&dir);
+    cmd.args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"]);
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("needs root") && err.contains("placement = \"netns\""),
+        "{err}"
+    );
+    // Nothing was built or started: the py server never ran.
+    assert!(String::from_utf8_lossy(&out.stdout).trim().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}

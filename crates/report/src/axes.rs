@@ -293,7 +293,7 @@ pub(crate) const CHANGE_LEGEND: &str = "The change is against glibc's median: �
     apart from glibc at these repetitions.";
 
 /// ▲ or ▼ when the change from `base` to `other` is beyond noise, else ≈.
-fn change_mark(base: &[f64], other: &[f64]) -> &'static str {
+pub(crate) fn change_mark(base: &[f64], other: &[f64]) -> &'static str {
     match crate::significance::welch_change_ci(base, other) {
         Some((lo, _)) if lo > 0.0 => "▲",
         Some((_, hi)) if hi < 0.0 => "▼",

@@ -92,6 +92,9 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     throughput(&mut b, r, &colors);
     latency(&mut b, r, &colors);
     resources(&mut b, r, &colors);
+    if let Some(p) = crate::markdown::placements(r) {
+        crate::network::write_html(&mut b, &p);
+    }
     let allocators = crate::axes::allocator_study(r);
     crate::axes::allocators_html(&mut b, &allocators);
     crate::axes::models_html(&mut b, r, &colors);

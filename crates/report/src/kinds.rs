@@ -359,6 +359,7 @@ pub(crate) mod testing {
             noise: None,
             facts,
             server_cpu_s: None,
+            network: None,
         }
     }
 

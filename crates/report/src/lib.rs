@@ -23,6 +23,7 @@ mod load_json;
 mod load_text;
 mod markdown;
 mod model;
+mod network;
 mod offers;
 mod palette;
 pub mod ranking;

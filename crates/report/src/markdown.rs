@@ -55,6 +55,9 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     write_normalised(out, r)?;
     write_allocators(out, r)?;
     write_models(out, r)?;
+    if let Some(p) = placements(r) {
+        crate::network::write_markdown(out, &p)?;
+    }
     crate::kinds::write_markdown(out, &r.kinds)?;
 
     writeln!(
@@ -91,6 +94,22 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out, "| {name} | {} |", rest.join(" | "))?;
     }
     Ok(())
+}
+
+/// The placement table of a report, when it measured cells in two places.
+pub(crate) fn placements(r: &Report) -> Option<crate::network::PlacementTable> {
+    let tests: Vec<(String, u32)> = r
+        .tests
+        .iter()
+        .flat_map(|t| t.connections.iter().map(|&c| (t.name.clone(), c)))
+        .collect();
+    crate::network::placement_table(
+        &r.run.suite,
+        &r.run.suite_toml,
+        &tests,
+        &r.columns,
+        |test, c, server| r.cell(test, c, server).map(|cell| &cell.stats),
+    )
 }
 
 /// The allocator study, when the run has one: per server, each allocator's

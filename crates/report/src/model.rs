@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use netbench_engine::LoadResult;
 use netbench_suite::environment::tool_for_language;
 use netbench_suite::store::{MeasurementStatus, RunDetail, Sample, ServerRecord};
-use netbench_suite::{Model, Tier};
+use netbench_suite::{Model, NetworkPath, Tier};
 use serde::de::value::{Error as DeError, StrDeserializer};
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize, Serializer};
@@ -218,6 +218,11 @@ pub struct Repetition {
     /// What the kind measured beyond the engine's figures, tagged by kind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub facts: Option<Facts>,
+    /// Where the server was on the network: loopback or a namespace over a
+    /// veth pair, its addresses, MTU and bandwidth (absent for a failed
+    /// repetition and for runs stored before placements).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkPath>,
 }
 
 /// The figures of one good measurement.
@@ -314,6 +319,7 @@ pub fn build_report(run: &RunDetail) -> Report {
             }),
             kind: crate::kinds::kind_of(m, &scenarios),
             facts: m.facts.clone(),
+            network: m.network.clone(),
         });
     }
 
@@ -368,7 +374,10 @@ pub fn build_report(run: &RunDetail) -> Report {
             suite_toml: run.suite_toml.clone(),
             repetitions_override: run.repetitions,
             work_seed: run.work_seed,
-            notes: crate::offers::notes(run),
+            notes: crate::offers::notes(run)
+                .into_iter()
+                .chain(crate::network::notes(run))
+                .collect(),
         },
         servers,
         tests,

@@ -502,7 +502,10 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     if let Some(legend) = crate::flag::kind_legend(&flags) {
         writeln!(out, "{legend}")?;
     }
-    for note in crate::offers::notes(run) {
+    for note in crate::offers::notes(run)
+        .into_iter()
+        .chain(crate::network::notes(run))
+    {
         writeln!(out, "{note}")?;
     }
     write_control(out, run, &t)?;
@@ -517,6 +520,17 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
             let first = first_line_safe(s.excluded_reason.as_deref().unwrap_or(""));
             writeln!(out, "  {}: {first}", label(&s.server, &s.variant))?;
         }
+    }
+    let placements = crate::network::placement_table(
+        &run.suite,
+        &run.suite_toml,
+        &t.rows,
+        &t.columns,
+        |test, c, server| t.cells.get(&(test.to_string(), c, server.to_string())),
+    );
+    if let Some(p) = placements {
+        writeln!(out)?;
+        crate::network::write_markdown(out, &p)?;
     }
     // The other kinds' tables, from the same store.
     let kinds = crate::kinds::build_kinds(run, &t.columns);
@@ -596,6 +610,7 @@ mod tests {
             }),
             facts: None,
             server_cpu_s: None,
+            network: None,
         }
     }
 

@@ -7,6 +7,7 @@ use netbench_engine::LatencySummary;
 use netbench_report::build_report;
 use netbench_suite::kinds::*;
 use netbench_suite::store::*;
+use netbench_suite::{parse_bandwidth, NetPlacement, NetworkPath};
 use serde_json::Value;
 
 fn validator() -> jsonschema::Validator {
@@ -66,6 +67,15 @@ fn measurement(scenario: &str, connections: u32, facts: Option<Facts>, ok: bool)
         noise: None,
         facts,
         server_cpu_s: Some(0.5),
+        // Over a shaped veth pair, so the schema sees every field of a path.
+        network: ok.then(|| NetworkPath {
+            placement: NetPlacement::Netns,
+            server_addr: "10.213.0.2".parse().unwrap(),
+            client_addr: "10.213.0.1".parse().unwrap(),
+            mtu: 1500,
+            bandwidth: parse_bandwidth("1gbit").ok(),
+            burst_bytes: Some(125_000),
+        }),
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 
 use crate::kinds::{self, Measure, Outcome};
+use crate::netns::{Namespace, NetPlacement, NetworkPath};
 use crate::noise::{self, Noise};
 use crate::sampler::Sampler;
 use crate::server::{free_port, start, StartSpec};
@@ -70,6 +71,7 @@ fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOu
             noise: None,
             facts: None,
             server_cpu_s: None,
+            network: None,
         },
         result: None,
     }))
@@ -93,16 +95,31 @@ pub fn run_cell(
         noise::wait_for_quiet(env.quiet_wait, env.backend_pgids, env.cancel);
     let started = Instant::now();
     let at = SystemTime::now();
+    // A namespace of the cell's own: every cell starts from the same clean
+    // link, queue and counters. Declared before the server, so it is
+    // deleted after the server has stopped.
+    let namespace = match scenario.placement {
+        NetPlacement::Loopback => None,
+        NetPlacement::Netns => match Namespace::create(scenario.bandwidth) {
+            Ok(ns) => Some(ns),
+            Err(e) => return failed(key, e.to_string(), started, at),
+        },
+    };
+    let network = namespace
+        .as_ref()
+        .map_or_else(NetworkPath::loopback, |ns| ns.path.clone());
+    // Any free port will do inside a fresh namespace too.
     let port = match free_port() {
         Ok(p) => p,
         Err(e) => return failed(key, format!("no free port: {e}"), started, at),
     };
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let addr = SocketAddr::new(network.server_addr, port);
     let spec = StartSpec {
         addr,
         args: target.args.clone(),
         env: target.env.iter().chain(env.backend_env).cloned().collect(),
         cpus: env.server_cpus.map(<[usize]>::to_vec),
+        netns: namespace.as_ref().map(Namespace::file),
     };
     let mut server = match start(&target.dir, &target.manifest, &spec) {
         Ok(s) => s,
@@ -138,6 +155,7 @@ pub fn run_cell(
         workers: env.client_workers,
         requests: requests(&url),
         epoch: sampler.started(),
+        netns: namespace.as_ref().map(|ns| ns.name.as_str()),
     };
     let done = AtomicBool::new(false);
     let mut timed_out = false;
@@ -238,6 +256,7 @@ pub fn run_cell(
         noise: measured_noise(probes_before, probes_after, load, busy_before, quiet_wait),
         facts: measured.facts,
         server_cpu_s: measured.server_cpu_s,
+        network: Some(network),
     };
     CellOutcome::Done(Box::new(Measured {
         record,

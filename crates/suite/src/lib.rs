@@ -1,7 +1,8 @@
 //! Orchestration of `netbench run`: suite files, server manifests, builds,
 //! server lifecycle (own process group, readiness, certain stop), CPU
-//! placement, /proc sampling, the matrix of cells and the SQLite results
-//! store. (Statistics over repetitions belong to the reports.)
+//! placement, network placement (loopback or a namespace), /proc sampling,
+//! the matrix of cells and the SQLite results store. (Statistics over
+//! repetitions belong to the reports.)
 
 mod adaptive;
 pub mod allocator;
@@ -10,6 +11,7 @@ pub mod environment;
 pub mod kinds;
 mod logs;
 mod manifest;
+pub mod netns;
 pub mod noise;
 pub mod placement;
 pub mod postgres;
@@ -28,6 +30,7 @@ pub use manifest::{
     discover, load_manifest, parse_manifest, ManifestError, Model, Offer, ServerManifest, Tier,
     Variant,
 };
+pub use netns::{parse_bandwidth, Bandwidth, NetPlacement, NetnsError, NetworkPath};
 pub use runner::{run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
 pub use server::{
     build, free_port, run_tests, start, BuildError, BuildReport, RunningServer, StartError,

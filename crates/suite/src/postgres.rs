@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::server::{free_port, in_own_group, spawn_guard};
+use crate::server::{free_port, in_own_group, spawn_guard, Cleanup};
 
 /// How long PostgreSQL may take to accept connections after it starts.
 const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -217,7 +217,7 @@ impl PrivatePostgres {
             step: "starting postgres",
             detail: e.to_string(),
         })?;
-        let guard = spawn_guard(child.id(), Some(dir));
+        let guard = spawn_guard(Some(child.id()), Cleanup::Folder(dir));
         Ok(PrivatePostgres {
             child,
             guard,

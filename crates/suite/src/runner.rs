@@ -132,6 +132,8 @@ pub enum RunError {
     NoServers(Vec<String>),
     #[error("the suite has db scenarios, and its PostgreSQL could not start: {0}")]
     Postgres(#[from] crate::postgres::PgError),
+    #[error(transparent)]
+    Netns(#[from] crate::netns::NetnsError),
 }
 
 /// How the run ended.
@@ -351,6 +353,8 @@ fn prepare(
         args: t.args.clone(),
         env: t.env.iter().chain(&backends.env).cloned().collect(),
         cpus: cpus.server.clone(),
+        // Verified once, on loopback, whatever the scenarios' placement.
+        netns: None,
     };
     let mut server = match start(&t.dir, &t.manifest, &spec) {
         Ok(s) => s,
@@ -414,6 +418,11 @@ pub fn run_suite(
     obs: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let suite = &req.suite;
+    // Before anything is built or recorded: a run that cannot place its
+    // servers in namespaces says why at once.
+    if suite.needs_netns() {
+        crate::netns::check_usable()?;
+    }
     let targets = select(&req.servers_dir, &suite.servers)?;
     if targets.is_empty() {
         return Err(RunError::NoServers(suite.servers.clone()));

@@ -231,6 +231,9 @@ pub struct StartSpec {
     pub env: Vec<(String, String)>,
     /// CPUs the server may run on; `None` leaves it unpinned.
     pub cpus: Option<Vec<usize>>,
+    /// The network namespace to start it in (its file, /run/netns/NAME);
+    /// `None`: netbench's own.
+    pub netns: Option<PathBuf>,
 }
 
 impl StartSpec {
@@ -240,6 +243,7 @@ impl StartSpec {
             args: Vec::new(),
             env: Vec::new(),
             cpus: None,
+            netns: None,
         }
     }
 }
@@ -287,24 +291,49 @@ pub(crate) fn in_own_group(cmd: &mut Command, cpus: Option<&[usize]>) {
     }
 }
 
+/// What a guard cleans up once netbench is gone.
+pub(crate) enum Cleanup<'a> {
+    Nothing,
+    /// A private folder the group wrote in, removed after the group is
+    /// killed.
+    Folder(&'a Path),
+    /// A network namespace and the host's end of its veth pair, deleted
+    /// with `ip` (its path).
+    Namespace {
+        ip: &'a Path,
+        name: &'a str,
+        host_if: &'a str,
+    },
+}
+
 /// Starts a shell blocked reading a pipe only this process writes to: when
 /// this process ends, however it ends, the pipe closes and the shell kills
-/// the process group `pgid`, so nothing netbench started outlives it, then
-/// removes `cleanup` (a private folder the group wrote in). Kill the guard
-/// (and reap it) once the group is stopped by hand.
-pub(crate) fn spawn_guard(pgid: u32, cleanup: Option<&Path>) -> Option<Child> {
+/// the process group `pgid` (when given), so nothing netbench started
+/// outlives it, then does `cleanup`. Kill the guard (and reap it) once the
+/// group is stopped and the clean-up done by hand.
+pub(crate) fn spawn_guard(pgid: Option<u32>, cleanup: Cleanup<'_>) -> Option<Child> {
     let mut guard = Command::new("sh");
     guard
         .arg("-c")
         // The pause lets the killed processes go before their folder does.
-        .arg("read _; kill -9 -\"$1\" 2>/dev/null; [ -z \"$2\" ] || { sleep 1; rm -rf -- \"$2\"; }")
+        // Deleting the veth's host end takes the other end with it at once.
+        .arg(concat!(
+            "read _; [ -z \"$1\" ] || kill -9 -\"$1\" 2>/dev/null; ",
+            "case \"$2\" in ",
+            "folder) sleep 1; rm -rf -- \"$3\";; ",
+            "netns) \"$3\" link del \"$5\" 2>/dev/null; \"$3\" netns del \"$4\" 2>/dev/null;; ",
+            "esac"
+        ))
         .arg("netbench-guard")
-        .arg(pgid.to_string())
-        .arg(
-            cleanup
-                .map(|p| p.as_os_str().to_owned())
-                .unwrap_or_default(),
-        )
+        .arg(pgid.map(|p| p.to_string()).unwrap_or_default());
+    match cleanup {
+        Cleanup::Nothing => guard.arg("nothing"),
+        Cleanup::Folder(dir) => guard.arg("folder").arg(dir),
+        Cleanup::Namespace { ip, name, host_if } => {
+            guard.arg("netns").arg(ip).arg(name).arg(host_if)
+        }
+    };
+    guard
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -334,7 +363,8 @@ pub struct RunningServer {
 }
 
 /// Starts the manifest's run command in `dir` with HOST and PORT set, in a
-/// new process group, its output going to a log file.
+/// new process group (and in `spec.netns` when given), its output going to
+/// a log file.
 pub fn start(
     dir: &Path,
     m: &ServerManifest,
@@ -364,8 +394,19 @@ pub fn start(
         .stdout(out)
         .stderr(err);
     in_own_group(&mut cmd, spec.cpus.as_deref());
+    // Held open until the spawn, which joins the namespace through it.
+    let netns = spec
+        .netns
+        .as_deref()
+        .map(File::open)
+        .transpose()
+        .map_err(spawn_err)?;
+    if let Some(ns) = &netns {
+        crate::netns::enter(&mut cmd, ns);
+    }
     let child = cmd.spawn().map_err(spawn_err)?;
-    let guard = spawn_guard(child.id(), None);
+    drop(netns);
+    let guard = spawn_guard(Some(child.id()), Cleanup::Nothing);
     Ok(RunningServer {
         name: m.name.clone(),
         addr,

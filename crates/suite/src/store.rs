@@ -19,6 +19,8 @@ use rusqlite::{
 };
 
 pub use schema::SCHEMA_VERSION;
+
+use crate::netns::{Bandwidth, NetPlacement, NetworkPath};
 pub use timestamp::rfc3339;
 
 /// How long a write waits for another process (a concurrent `netbench run` or
@@ -289,6 +291,7 @@ impl Store {
             return Err(no_such_run(&self.path, run));
         }
         let k = &m.key;
+        let net = m.network.as_ref();
         let server_known = tx
             .query_row(
                 "SELECT 1 FROM servers WHERE run_id = ?1 AND server = ?2 AND variant = ?3",
@@ -313,9 +316,11 @@ impl Store {
                                            started_at, duration_s, probe_server_ns, probe_client_ns,
                                            probe_drift, steal, other_busy_cores,
                                            other_busy_before_cores, quiet_wait_s, facts,
-                                           server_cpu_s)
+                                           server_cpu_s, net_placement, net_server_addr,
+                                           net_client_addr, net_mtu, net_bandwidth_bps,
+                                           net_burst_bytes)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                         ?18, ?19, ?20, ?21, ?22)
+                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)
                  ON CONFLICT (run_id, server, variant, scenario, connections, repetition) DO UPDATE SET
                      status = excluded.status,
                      failure = excluded.failure,
@@ -332,7 +337,13 @@ impl Store {
                      other_busy_before_cores = excluded.other_busy_before_cores,
                      quiet_wait_s = excluded.quiet_wait_s,
                      facts = excluded.facts,
-                     server_cpu_s = excluded.server_cpu_s
+                     server_cpu_s = excluded.server_cpu_s,
+                     net_placement = excluded.net_placement,
+                     net_server_addr = excluded.net_server_addr,
+                     net_client_addr = excluded.net_client_addr,
+                     net_mtu = excluded.net_mtu,
+                     net_bandwidth_bps = excluded.net_bandwidth_bps,
+                     net_burst_bytes = excluded.net_burst_bytes
                  RETURNING id",
                 params![
                     run,
@@ -359,6 +370,12 @@ impl Store {
                         .as_ref()
                         .and_then(|f| serde_json::to_string(f).ok()),
                     m.server_cpu_s,
+                    net.map(|n| n.placement.as_str()),
+                    net.map(|n| n.server_addr.to_string()),
+                    net.map(|n| n.client_addr.to_string()),
+                    net.map(|n| n.mtu),
+                    net.and_then(|n| n.bandwidth).map(|b| to_i64(b.bits_per_s)),
+                    net.and_then(|n| n.burst_bytes).map(to_i64),
                 ],
                 |row| row.get(0),
             )
@@ -504,7 +521,9 @@ impl Store {
                 "SELECT id, server, variant, scenario, connections, repetition, status, failure,
                         result, histogram, client_bound, started_at, duration_s,
                         probe_server_ns, probe_client_ns, probe_drift, steal, other_busy_cores,
-                        other_busy_before_cores, quiet_wait_s, facts, server_cpu_s
+                        other_busy_before_cores, quiet_wait_s, facts, server_cpu_s,
+                        net_placement, net_server_addr, net_client_addr, net_mtu,
+                        net_bandwidth_bps, net_burst_bytes
                  FROM measurements WHERE run_id = ?1
                  ORDER BY server, variant, scenario, connections, repetition",
             )
@@ -535,6 +554,7 @@ impl Store {
                         .get::<_, Option<String>>(20)?
                         .and_then(|j| serde_json::from_str(&j).ok()),
                     server_cpu_s: row.get(21)?,
+                    network: read_network(row, 22)?,
                 })
             })
             .map_err(&failed)?
@@ -733,6 +753,35 @@ fn read_noise(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<Noise>> {
         other_busy_cores: row.get::<_, Option<f64>>(at + 4)?.unwrap_or(0.0),
         other_busy_before_cores: row.get::<_, Option<f64>>(at + 5)?.unwrap_or(0.0),
         quiet_wait_s: row.get::<_, Option<f64>>(at + 6)?.unwrap_or(0.0),
+    }))
+}
+
+/// The network columns from `at` on; None when the measurement has none.
+/// A placement or address this code cannot read (a newer netbench's) is
+/// left out rather than failing the whole run's report.
+fn read_network(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<NetworkPath>> {
+    let Some(placement) = row
+        .get::<_, Option<String>>(at)?
+        .as_deref()
+        .and_then(NetPlacement::parse)
+    else {
+        return Ok(None);
+    };
+    let addr = |i: usize| -> rusqlite::Result<Option<std::net::IpAddr>> {
+        Ok(row
+            .get::<_, Option<String>>(i)?
+            .and_then(|a| a.parse().ok()))
+    };
+    let (Some(server_addr), Some(client_addr)) = (addr(at + 1)?, addr(at + 2)?) else {
+        return Ok(None);
+    };
+    Ok(Some(NetworkPath {
+        placement,
+        server_addr,
+        client_addr,
+        mtu: row.get::<_, Option<u32>>(at + 3)?.unwrap_or(0),
+        bandwidth: get_opt_u64(row, at + 4)?.map(|bits_per_s| Bandwidth { bits_per_s }),
+        burst_bytes: get_opt_u64(row, at + 5)?,
     }))
 }
 

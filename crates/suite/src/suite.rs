@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::adaptive::Adaptive;
 use crate::kinds::{Kind, RawKind};
+use crate::netns::{parse_bandwidth, Bandwidth, NetPlacement};
 
 /// Repetitions given in place of a suite file's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,6 +81,12 @@ pub struct Scenario {
     /// What the scenario measures (`kind = "idle"`, ...; throughput when
     /// not given).
     pub kind: Kind,
+    /// Where its server runs: loopback (the default) or a network namespace
+    /// over a veth pair (`placement = "netns"`).
+    pub placement: NetPlacement,
+    /// With `placement = "netns"` only: tbf's rate on both ends of the veth
+    /// pair; None leaves it unshaped.
+    pub bandwidth: Option<Bandwidth>,
 }
 
 impl Scenario {
@@ -257,6 +264,11 @@ struct RawScenario {
     rate: Option<f64>,
     #[serde(default)]
     pipeline: Option<u32>,
+    // Network placement (crates/suite/src/netns.rs).
+    #[serde(default)]
+    placement: Option<String>,
+    #[serde(default)]
+    bandwidth: Option<String>,
 }
 
 fn yes() -> bool {
@@ -420,6 +432,7 @@ impl Suite {
                     kind.name()
                 )));
             }
+            let (placement, bandwidth) = network(s).map_err(|m| ctx(&m))?;
             scenarios.push(Scenario {
                 name: s.name.clone(),
                 endpoint: s.endpoint,
@@ -429,6 +442,8 @@ impl Suite {
                 keepalive: s.keepalive,
                 work_documents: s.work_documents.unwrap_or(1000).max(1),
                 kind,
+                placement,
+                bandwidth,
             });
         }
         let placement = match raw.placement {
@@ -592,10 +607,52 @@ impl Suite {
         Some(round.mul_f64(cells as f64 / per_round as f64))
     }
 
+    /// Whether any scenario puts its server in a network namespace (the run
+    /// then needs root, `ip` and `tc`).
+    pub fn needs_netns(&self) -> bool {
+        self.scenarios
+            .iter()
+            .any(|s| s.placement == NetPlacement::Netns)
+    }
+
     /// Measurements per repetition round and server variant.
     pub fn cells_per_round(&self) -> usize {
         self.scenarios.iter().map(|s| s.cell_counts().len()).sum()
     }
+}
+
+/// A scenario's `placement` and `bandwidth`, checked against each other
+/// and its endpoint.
+fn network(s: &RawScenario) -> Result<(NetPlacement, Option<Bandwidth>), String> {
+    let placement = match s.placement.as_deref() {
+        None => NetPlacement::Loopback,
+        Some(p) => NetPlacement::parse(p).ok_or_else(|| {
+            format!("`placement = \"{p}\"`: use \"loopback\" (the default) or \"netns\"")
+        })?,
+    };
+    let bandwidth = s
+        .bandwidth
+        .as_deref()
+        .map(|b| {
+            parse_bandwidth(b).map_err(|e| format!("`bandwidth = \"{b}\"` is not a bandwidth: {e}"))
+        })
+        .transpose()?;
+    if bandwidth.is_some() && placement != NetPlacement::Netns {
+        return Err(
+            "`bandwidth` goes with placement = \"netns\" (tc shapes the veth pair; loopback is \
+             not shaped)"
+                .into(),
+        );
+    }
+    if placement == NetPlacement::Netns && s.endpoint.needs() == Some(crate::manifest::Offer::Db) {
+        return Err(format!(
+            "endpoint = \"{}\" cannot go with placement = \"netns\": the server in its network \
+             namespace cannot reach the runner's PostgreSQL, which listens on loopback in \
+             netbench's namespace; keep db scenarios on loopback",
+            s.endpoint.name()
+        ));
+    }
+    Ok((placement, bandwidth))
 }
 
 /// Whether a server selector matches `name` (variant `variant`, "" for the
@@ -704,6 +761,88 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("overlap"));
+    }
+
+    #[test]
+    fn network_placement_and_bandwidth_per_scenario() {
+        let lan = r#"
+            servers = ["*"]
+            [[scenarios]]
+            name = "blank"
+            endpoint = "blank"
+            connections = [1]
+            [[scenarios]]
+            name = "blank-veth"
+            endpoint = "blank"
+            connections = [1]
+            placement = "netns"
+            [[scenarios]]
+            name = "blank-veth-1gbit"
+            endpoint = "blank"
+            connections = [1]
+            placement = "netns"
+            bandwidth = "1gbit"
+        "#;
+        let s = Suite::parse("lan", lan).unwrap();
+        let got: Vec<_> = s
+            .scenarios
+            .iter()
+            .map(|s| (s.placement, s.bandwidth.map(|b| b.bits_per_s)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (NetPlacement::Loopback, None),
+                (NetPlacement::Netns, None),
+                (NetPlacement::Netns, Some(1_000_000_000)),
+            ]
+        );
+        assert!(s.needs_netns());
+        assert!(!Suite::parse("quick", QUICK).unwrap().needs_netns());
+
+        let bad = |from: &str, to: &str, why: &[&str]| {
+            let err = Suite::parse("lan", &lan.replace(from, to))
+                .unwrap_err()
+                .to_string();
+            for w in why {
+                assert!(err.contains(w), "{err}");
+            }
+        };
+        bad(
+            "bandwidth = \"1gbit\"",
+            "bandwidth = \"1 gigabit\"",
+            &["scenario `blank-veth-1gbit`", "not a bandwidth", "gigabit"],
+        );
+        bad(
+            "bandwidth = \"1gbit\"",
+            "bandwidth = \"1000\"",
+            &["scenario `blank-veth-1gbit`", "no unit"],
+        );
+        bad(
+            "placement = \"netns\"\n            bandwidth",
+            "bandwidth",
+            &[
+                "scenario `blank-veth-1gbit`",
+                "goes with placement = \"netns\"",
+            ],
+        );
+        bad(
+            "placement = \"netns\"\n            [[",
+            "placement = \"veth\"\n            [[",
+            &["scenario `blank-veth`", "\"loopback\"", "\"netns\""],
+        );
+        for db in ["db", "db-list"] {
+            bad(
+                "endpoint = \"blank\"\n            connections = [1]\n            placement",
+                &format!(
+                    "endpoint = \"{db}\"\n            connections = [1]\n            placement"
+                ),
+                &["scenario `blank-veth`", "PostgreSQL", "loopback"],
+            );
+        }
+        // ws and the kinds go anywhere.
+        let ws = lan.replace("endpoint = \"blank\"", "endpoint = \"ws\"");
+        assert!(Suite::parse("lan", &ws).is_ok());
     }
 
     #[test]

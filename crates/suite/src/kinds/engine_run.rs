@@ -27,6 +27,9 @@ pub struct Measure<'a> {
     pub requests: Vec<RequestTemplate>,
     /// Sample times count from here.
     pub epoch: Instant,
+    /// The network namespace the server runs in (its name), for what is
+    /// read of the server's sockets; None on loopback.
+    pub netns: Option<&'a str>,
 }
 
 /// What a kind's measurement hands back to the cell.

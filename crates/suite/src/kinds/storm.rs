@@ -43,10 +43,11 @@ pub(crate) fn measure_storm(
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()
         .and_then(|s| s.trim().parse().ok());
-    let listen_backlog = listen_backlog(m.addr.port());
-    let before = listen_counters();
+    let listen_backlog = listen_backlog(m.addr.port(), m.netns);
+    // The server's own namespace's counters: the machine's on loopback.
+    let before = listen_counters(m.pgid);
     let (result, cpu, from) = measure_plan(&plan, m)?;
-    let after = listen_counters();
+    let after = listen_counters(m.pgid);
     let connect_errors = result.errors.get(ErrorKind::Connect);
     let facts = StormFacts {
         clients,
@@ -73,10 +74,15 @@ pub(crate) fn measure_storm(
 }
 
 /// The listen backlog the kernel holds for the sockets listening on `port`
-/// (summed over SO_REUSEPORT listeners), from `ss`: the Send-Q of a
-/// listening socket is its backlog. None when ss is missing or finds none.
-fn listen_backlog(port: u16) -> Option<u32> {
-    let out = std::process::Command::new("ss")
+/// (summed over SO_REUSEPORT listeners), from `ss` (in the server's network
+/// namespace `netns` when given): the Send-Q of a listening socket is its
+/// backlog. None when ss is missing or finds none.
+fn listen_backlog(port: u16, netns: Option<&str>) -> Option<u32> {
+    let mut ss = std::process::Command::new("ss");
+    if let Some(name) = netns {
+        ss.args(["-N", name]);
+    }
+    let out = ss
         .args(["-Hltn", &format!("sport = :{port}")])
         .output()
         .ok()?;
@@ -91,9 +97,10 @@ fn parse_backlogs(text: &str) -> Option<u32> {
     (!backlogs.is_empty()).then(|| backlogs.iter().sum())
 }
 
-/// The machine's TCP ListenOverflows and ListenDrops counters.
-fn listen_counters() -> Option<(u64, u64)> {
-    parse_netstat(&std::fs::read_to_string("/proc/net/netstat").ok()?)
+/// The TCP ListenOverflows and ListenDrops counters of the network
+/// namespace process `pid` is in.
+fn listen_counters(pid: i32) -> Option<(u64, u64)> {
+    parse_netstat(&std::fs::read_to_string(format!("/proc/{pid}/net/netstat")).ok()?)
 }
 
 fn parse_netstat(text: &str) -> Option<(u64, u64)> {

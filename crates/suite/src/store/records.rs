@@ -196,6 +196,10 @@ pub struct Measurement {
     /// The server's process-tree CPU seconds over the measured window (None
     /// before schema 5, or when /proc could not be read).
     pub server_cpu_s: Option<f64>,
+    /// Loopback or a namespace over a veth pair, with its addresses, MTU and
+    /// bandwidth (None for a failed cell, and before schema 6, when every
+    /// cell was on loopback).
+    pub network: Option<crate::netns::NetworkPath>,
 }
 
 /// A line of the list of runs.

@@ -124,6 +124,21 @@ ALTER TABLE measurements ADD COLUMN facts TEXT
     CHECK (facts IS NULL OR (json_valid(facts) AND json_type(facts, '$.kind') = 'text'));
 ALTER TABLE measurements ADD COLUMN server_cpu_s REAL CHECK (server_cpu_s IS NULL OR server_cpu_s >= 0);
 "#,
+    // 6: the network path of each measurement (crates/suite/src/netns.rs):
+    // loopback, or a network namespace over a veth pair, its addresses and
+    // MTU, and tbf's rate and bucket when shaped; NULL for measurements made
+    // before (all on loopback) and for failed ones.
+    r#"
+ALTER TABLE measurements ADD COLUMN net_placement TEXT
+    CHECK (net_placement IS NULL OR net_placement IN ('loopback', 'netns'));
+ALTER TABLE measurements ADD COLUMN net_server_addr TEXT;
+ALTER TABLE measurements ADD COLUMN net_client_addr TEXT;
+ALTER TABLE measurements ADD COLUMN net_mtu INTEGER CHECK (net_mtu IS NULL OR net_mtu > 0);
+ALTER TABLE measurements ADD COLUMN net_bandwidth_bps INTEGER
+    CHECK (net_bandwidth_bps IS NULL OR net_bandwidth_bps > 0);
+ALTER TABLE measurements ADD COLUMN net_burst_bytes INTEGER
+    CHECK (net_burst_bytes IS NULL OR net_burst_bytes > 0);
+"#,
 ];
 
 /// The schema version this code reads and writes.

@@ -108,6 +108,14 @@ fn ok(key: CellKey, samples: usize) -> Measurement {
             },
         )),
         server_cpu_s: Some(1.5),
+        network: Some(crate::netns::NetworkPath {
+            placement: crate::netns::NetPlacement::Netns,
+            server_addr: "10.213.0.2".parse().unwrap(),
+            client_addr: "10.213.0.1".parse().unwrap(),
+            mtu: 1500,
+            bandwidth: crate::netns::parse_bandwidth("1gbit").ok(),
+            burst_bytes: Some(125_000),
+        }),
     }
 }
 
@@ -126,6 +134,7 @@ fn failed(key: CellKey, why: &str) -> Measurement {
         noise: None,
         facts: None,
         server_cpu_s: None,
+        network: None,
     }
 }
 
@@ -254,6 +263,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
     let mut m2 = ok(key("a", "blank", 64, 1), 0);
     m2.key.variant = "mimalloc".into();
     m2.client_bound = false;
+    m2.network = Some(crate::netns::NetworkPath::loopback());
     let records = [
         ok(key("a", "blank", 1, 1), 25),
         m2,
@@ -294,6 +304,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
         assert_eq!(stored.duration_s, r.duration_s);
         assert_eq!(stored.samples, r.samples);
         assert_eq!(stored.noise, r.noise);
+        assert_eq!(stored.network, r.network);
     }
     assert_eq!(
         detail.measurements[0].started_at,
