@@ -279,6 +279,13 @@ fn no_namespace_outlives_a_killed_runner() {
         wait_until(Duration::from_secs(5), || !processes_with(&tag)),
         "the server outlived the runner"
     );
+    // A killed runner cannot remove its servers' logs; the test does.
+    let logs = format!("netbench-{pid}-");
+    for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with(&logs) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
     let _ = std::fs::remove_dir_all(&work);
 }
 
