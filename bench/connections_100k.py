@@ -58,6 +58,12 @@ def nginx_rss_kib(master_pid: int) -> int:
     return total
 
 
+def processes_for(connections: int, per_process: int = 19_936) -> int:
+    """The processes netbench splits `connections` over (the open-file
+    limit less netbench's reserve of 64, per process)."""
+    return -(-connections // per_process)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--connections", type=int, default=100_000)
@@ -70,6 +76,7 @@ def main() -> int:
     ap.add_argument("--warmup", default="25s")
     ap.add_argument("--duration", type=float, default=20.0, help="seconds measured")
     ap.add_argument("--netbench", default=str(lw.DEFAULT_NETBENCH))
+    ap.add_argument("--io", default="auto", choices=["auto", "epoll", "uring"])
     args = ap.parse_args()
 
     nginx = lw.find_tool("nginx")
@@ -86,11 +93,22 @@ def main() -> int:
         return 2
 
     with lw.Nginx(nginx, workers=args.nginx_workers, worker_connections=per_worker) as srv:
+        # Resident memory moves by megabytes with where the allocator's
+        # arenas land (transparent huge pages), whatever the connections: the
+        # cost of a connection is the difference between this run and one of
+        # the same processes with few connections, per connection added.
+        small = 1000 * processes_for(args.connections)
+        base_cmd = ["taskset", "-c", lw.CLIENT_CPU, args.netbench, "load", "-c", str(small),
+                    "--processes", str(processes_for(args.connections)),
+                    "--source", f"127.0.0.1-127.0.0.{args.sources}", "--warmup", "2s",
+                    "-d", "3s", "--io", args.io, "--json", "--quiet", srv.url]
+        lw.log("baseline: " + " ".join(base_cmd))
+        base = json.loads(subprocess.run(base_cmd, capture_output=True, text=True).stdout)
         cmd = ["taskset", "-c", lw.CLIENT_CPU, args.netbench, "load",
                "-c", str(args.connections),
                "--source", f"127.0.0.1-127.0.0.{args.sources}",
                "--warmup", args.warmup, "-d", f"{args.duration}s", "--timeout", "10s",
-               "--expect-body", "OK", "--json", "--quiet", srv.url]
+               "--expect-body", "OK", "--io", args.io, "--json", "--quiet", srv.url]
         lw.log("running: " + " ".join(cmd))
         mid = {}
 
@@ -118,6 +136,7 @@ def main() -> int:
         ("connections asked", f"{c['configured']:,}"),
         ("client processes (open-file limit 20,000 each)", f"{r['memory']['processes']}"),
         ("source addresses", f"{args.sources}"),
+        ("kernel interface", r["client"]["io"]),
         ("TCP sockets in use mid-run (both ends)", f"{mid.get('sockets', 0):,}"),
         ("connections answered while measuring", f"{r['connections_answered']:,}"),
         ("in flight on average", f"{c['achieved']:,.0f} ({c['achieved'] / c['configured']:.1%})"),
@@ -127,8 +146,8 @@ def main() -> int:
          " / ".join(f"{r['latency_us'][p] / 1000:.1f} ms" for p in ("p50", "p99", "p999"))),
         ("client CPU per request", f"{r['client']['cpu_us_per_request']:.2f} µs"),
         ("client memory, peak (all processes)", f"{r['memory']['peak_rss_bytes'] / 2**20:.1f} MiB"),
-        ("client memory per connection (growth during the run)",
-         f"{r['memory']['bytes_per_connection']:.0f} B"),
+        (f"client memory per connection (over {small:,} connections in as many processes)",
+         f"{(r['memory']['peak_rss_bytes'] - base['memory']['peak_rss_bytes']) / (args.connections - small):.0f} B"),
         ("nginx memory mid-run (8 workers)", f"{mid.get('nginx_rss_kib', 0) / 1024:.1f} MiB"),
         ("client-bound", "yes" if r["verdict"]["client_bound"] else "no"),
         ("wall time", f"{wall:.1f} s"),

@@ -42,6 +42,22 @@ pub(crate) fn peak_rss_bytes() -> u64 {
     (ru.ru_maxrss.max(0) as u64) * 1024
 }
 
+/// The process's resident memory now, in bytes (0 if unknown): the base a
+/// run's growth is measured from (the peak so far may be higher than what
+/// the process holds when the run starts).
+pub(crate) fn rss_bytes() -> u64 {
+    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
+        return 0;
+    };
+    // SAFETY: sysconf with a constant name has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+    statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse::<u64>().ok())
+        .map_or(0, |pages| pages * page)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,9 +125,10 @@ pub struct LoadResult {
     pub connect_histogram: Option<Histogram<u64>>,
 }
 
-/// The client's resident memory: the peak, and how much it grew from before
-/// the connections were made to the end (the cost of the connections and
-/// their buffers, not of the program and its request templates).
+/// The client's resident memory: the peak, and how much the peak is above
+/// what the process held before the connections were made (the cost of the
+/// connections and their buffers, not of the program and its request
+/// templates).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientMemory {
     pub peak_rss_bytes: u64,

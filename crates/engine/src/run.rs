@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use crate::backend::IoBackend;
 use crate::clock::Clock;
 use crate::control::RunControl;
-use crate::cpu::{peak_rss_bytes, process_cpu};
+use crate::cpu::{peak_rss_bytes, process_cpu, rss_bytes};
 use crate::error::{EngineError, ErrorCounts};
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
@@ -64,7 +64,7 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
         },
     };
     let cpu_before = process_cpu();
-    let rss_before = peak_rss_bytes();
+    let rss_before = rss_bytes();
     let start = Instant::now();
     let start_unix_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -8,7 +8,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::*;
-use netbench_testkit::{serve, Behavior};
 
 struct Counting;
 
