@@ -136,9 +136,14 @@ FUZZ_TARGETS ?=
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) CARGO=$(CARGO) fuzz/run.sh $(FUZZ_TARGETS)
 
-# netbench against wrk on a pinned nginx; prints a Markdown table (README, "Benchmark").
+# The client-cost table on a pinned nginx: netbench's CPU per request beside
+# wrk, ab, h2load, oha and the floor clients of bench/floor/, as ratios
+# (bench/README-clients.md). About 25 minutes with the defaults, plus about 5
+# the first time (oha is built once); `make bench BENCH_ARGS="--check"` is a
+# 1-minute self-test, BENCH_ARGS="--clients netbench-epoll,floor-epoll" a subset.
+# bench/load_vs_wrk.py is the narrower netbench-against-wrk table.
 bench: build
-	python3 bench/load_vs_wrk.py $(BENCH_ARGS)
+	python3 bench/clients.py $(BENCH_ARGS)
 
 clean:
 	$(CARGO) clean
