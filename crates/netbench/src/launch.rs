@@ -133,6 +133,8 @@ fn finish(
 /// This process is one part of a load its parent split: run the share at
 /// the common start and leave the result in the file the parent reads.
 fn run_as_part(resolved: &Resolved, role: &Role) -> Result<u8> {
+    // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
     let plan = fanout::part_plan(&resolved.plan, role.index, role.of);
     let control = RunControl::new(&plan);
     crate::signals::stop_on_signals(&control.cancel)?;
@@ -144,11 +146,27 @@ fn run_as_part(resolved: &Resolved, role: &Role) -> Result<u8> {
             late.as_secs_f64()
         );
     }
+    // A parent that died (its death signal stopped this run) reads no
+    // result: leave nothing in its folder, and the folder itself once empty.
+    let orphaned = || {
+        // SAFETY: getppid cannot fail.
+        let gone = unsafe { libc::getppid() } != parent;
+        if gone {
+            if let Some(dir) = role.out.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+        gone
+    };
     if !wait_until(role.start, &control.cancel) {
+        orphaned();
         return Ok(exit::INTERRUPTED);
     }
     let result = netbench_engine::run(&plan, &control)
         .with_context(|| format!("{} could not start", role.label()))?;
+    if orphaned() {
+        return Ok(exit::INTERRUPTED);
+    }
     let ctx = context(resolved, &plan);
     output::write_histogram(&role.out, output::context_json(&ctx), &plan, &result)?;
     Ok(if result.interrupted {

@@ -275,8 +275,26 @@ fn no_child_outlives_a_killed_parent() {
     let gone = |c: &String| {
         std::fs::read_to_string(format!("/proc/{c}/stat")).map_or(true, |s| s.contains(") Z "))
     };
+    let parts_dir = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("netbench-parts-{pid}-"))
+        });
     for _ in 0..50 {
         if children.iter().all(gone) {
+            let left = std::fs::read_dir(std::env::temp_dir())
+                .unwrap()
+                .filter_map(Result::ok)
+                .any(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(&format!("netbench-parts-{pid}-"))
+                });
+            assert!(parts_dir, "the parts' folder existed while they ran");
+            assert!(!left, "the killed parent's parts folder was left behind");
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
