@@ -46,11 +46,23 @@ fn load_help_explains_every_option() {
         "--max-error-rate",
         "--json",
         "--quiet",
+        "--source",
+        "--start-at",
+        "--histogram-out",
+        "--processes",
+        "--io",
     ] {
         assert!(help.contains(flag), "--help does not mention {flag}");
     }
     assert!(help.contains("Exit codes"));
     assert!(help.contains("130"));
+
+    let out = netbench(&["merge", "--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for word in ["--json", "--histogram-out", "union", "Exit codes"] {
+        assert!(help.contains(word), "merge --help does not mention {word}");
+    }
 }
 
 #[test]
