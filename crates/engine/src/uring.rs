@@ -64,6 +64,11 @@ fn kernel_release() -> Option<(u32, u32)> {
         .take_while(|&&c| c != 0)
         .map(|&c| c as u8 as char)
         .collect();
+    parse_release(&release)
+}
+
+/// `6.18.44-fc-v669` as (6, 18).
+fn parse_release(release: &str) -> Option<(u32, u32)> {
     let mut it = release.split(['.', '-']).map(|p| p.parse::<u32>().ok());
     Some((it.next()??, it.next()??))
 }
@@ -592,5 +597,62 @@ impl Io for UringIo {
         }
         self.reaped = reaped;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_data_keeps_op_generation_and_slot_apart() {
+        for (op, gen, slot) in [
+            (OP_CONNECT, 0, 0),
+            (OP_RECV, 0x3fff_ffff, 99_999),
+            (OP_SEND, 7, 1),
+        ] {
+            assert_eq!(decode(user_data(op, gen, slot)), (op, gen, slot));
+        }
+        // Generations wrap inside their 30 bits without touching the op.
+        assert_eq!(
+            decode(user_data(OP_CANCEL, 0x4000_0001, 5)),
+            (OP_CANCEL, 1, 5)
+        );
+    }
+
+    #[test]
+    fn kernel_releases_read_as_major_minor() {
+        assert_eq!(parse_release("6.18.44-fc-v669"), Some((6, 18)));
+        assert_eq!(parse_release("5.15.0-91-generic"), Some((5, 15)));
+        assert_eq!(parse_release("6.1"), Some((6, 1)));
+        assert_eq!(parse_release("weird"), None);
+        assert!(
+            parse_release("5.19.2").unwrap() < (6, 0),
+            "too old for multishot receive"
+        );
+    }
+
+    #[test]
+    fn received_bytes_read_out_in_order_then_end_or_wait() {
+        let mut slot = Slot {
+            pending: b"hello world".to_vec(),
+            ..Slot::default()
+        };
+        let mut buf = [0u8; 5];
+        let mut r = Received { slot: &mut slot };
+        assert_eq!(r.read(&mut buf).unwrap(), 5);
+        assert_eq!(&buf, b"hello");
+        let mut rest = [0u8; 16];
+        assert_eq!(r.read(&mut rest).unwrap(), 6);
+        assert_eq!(&rest[..6], b" world");
+        assert_eq!(
+            r.read(&mut rest).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        slot.eof = true;
+        assert_eq!(Received { slot: &mut slot }.read(&mut rest).unwrap(), 0);
+        slot.recv_error = Some(-libc::ECONNRESET);
+        let e = Received { slot: &mut slot }.read(&mut rest).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
     }
 }
