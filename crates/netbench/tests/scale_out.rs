@@ -275,24 +275,10 @@ fn no_child_outlives_a_killed_parent() {
     let gone = |c: &String| {
         std::fs::read_to_string(format!("/proc/{c}/stat")).map_or(true, |s| s.contains(") Z "))
     };
-    let parts_dir = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(Result::ok)
-        .any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("netbench-parts-{pid}-"))
-        });
+    let parts_dir = has_parts_dir(pid);
     for _ in 0..50 {
         if children.iter().all(gone) {
-            let left = std::fs::read_dir(std::env::temp_dir())
-                .unwrap()
-                .filter_map(Result::ok)
-                .any(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with(&format!("netbench-parts-{pid}-"))
-                });
+            let left = has_parts_dir(pid);
             assert!(parts_dir, "the parts' folder existed while they ran");
             assert!(!left, "the killed parent's parts folder was left behind");
             return;
@@ -300,4 +286,13 @@ fn no_child_outlives_a_killed_parent() {
         std::thread::sleep(Duration::from_millis(100));
     }
     panic!("parts {children:?} outlived their killed parent");
+}
+
+/// Whether the parts' folder of the fanned-out load `pid` exists.
+fn has_parts_dir(pid: u32) -> bool {
+    let prefix = format!("netbench-parts-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
 }
