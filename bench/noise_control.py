@@ -7,12 +7,16 @@ around the cells (host steal, CPU busy outside netbench and the server).
 
 Normalised requests/s = raw × probe_ns / the run's median probe_ns: a cell
 measured while the probe ran slower than usual is scaled up by as much, so
-figures stay in requests/s "at the run's typical machine speed". Three probes
-are tried (the server's CPUs, the client's CPUs, their geometric mean); the
-report and compare use the server's.
+figures stay in requests/s "at the run's typical machine speed". The controls
+tried: the CPU probe on the server's CPUs, on the client's, their geometric
+mean, the loopback exchange between them (runs since it was recorded), and
+the other design the issue names, a reference cell per round: every cell of
+round r scaled by the median of the reference cell's repetitions over its
+repetition r (--reference test:connections:server; that cell itself is left
+out of the counts, since it would settle by construction).
 
     python3 bench/noise_control.py                  # the latest run in results/netbench.sqlite
-    python3 bench/noise_control.py 3 --db other.sqlite
+    python3 bench/noise_control.py 3 --db other.sqlite --reference blank:100:rust-hyper
 """
 
 import argparse
@@ -47,14 +51,18 @@ def main():
     ap.add_argument("run", nargs="?", type=int, help="run id (default: the latest)")
     ap.add_argument("--db", default="results/netbench.sqlite")
     ap.add_argument("--target", type=float, default=0.05, help="the interval half-width that counts as settled (0.05)")
+    ap.add_argument("--reference", metavar="TEST:CONNECTIONS:SERVER",
+                    help="a cell measured every round, to try as a per-round control")
     a = ap.parse_args()
     try:
         db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
         run = a.run or db.execute("SELECT max(id) FROM runs").fetchone()[0]
+        columns = {r[1] for r in db.execute("PRAGMA table_info(measurements)")}
+        loopback = "probe_loopback_ns" if "probe_loopback_ns" in columns else "NULL"
         rows = db.execute(
-            """SELECT server, variant, scenario, connections, repetition,
+            f"""SELECT server, variant, scenario, connections, repetition,
                       json_extract(result, '$.rps'), probe_server_ns, probe_client_ns,
-                      steal, other_busy_cores, quiet_wait_s
+                      steal, other_busy_cores, quiet_wait_s, {loopback}
                FROM measurements
                WHERE run_id = ? AND status = 'ok' AND probe_server_ns IS NOT NULL""",
             (run,),
@@ -66,31 +74,52 @@ def main():
                  "(runs made before it was recorded have none)")
     ref_s = statistics.median(r[6] for r in rows)
     ref_c = statistics.median(r[7] for r in rows)
+    with_loopback = all(r[11] is not None for r in rows)
+    ref_l = statistics.median(r[11] for r in rows) if with_loopback else None
     cells = {}
-    for (server, variant, scenario, conns, rep, rps, ps, pc, steal, busy, wait) in rows:
+    for (server, variant, scenario, conns, rep, rps, ps, pc, steal, busy, wait, pl) in rows:
         label = server + (f":{variant}" if variant else "")
-        cells.setdefault((scenario, conns, label), []).append((rps, ps, pc, steal, busy, wait))
+        cells.setdefault((scenario, conns, label), []).append((rps, ps, pc, steal, busy, wait, pl, rep))
 
     probes = {
-        "server": lambda r: r[0] * r[1] / ref_s,
-        "client": lambda r: r[0] * r[2] / ref_c,
-        "geomean": lambda r: r[0] * math.sqrt(r[1] / ref_s * r[2] / ref_c),
+        "server CPU": lambda r: r[0] * r[1] / ref_s,
+        "client CPU": lambda r: r[0] * r[2] / ref_c,
+        "geomean CPU": lambda r: r[0] * math.sqrt(r[1] / ref_s * r[2] / ref_c),
     }
+    if with_loopback:
+        probes["loopback"] = lambda r: r[0] * r[6] / ref_l
+    reference_key = None
+    if a.reference:
+        try:
+            test, conns, server = a.reference.split(":", 2)
+            reference_key = (test, int(conns), server)
+        except ValueError:
+            sys.exit(f"noise_control: --reference {a.reference!r}: want TEST:CONNECTIONS:SERVER, e.g. blank:100:rust-hyper")
+        if reference_key not in cells:
+            sys.exit(f"noise_control: run {run} has no cell {a.reference} with the control")
+        by_round = {r[7]: r[0] for r in cells[reference_key]}
+        mid = statistics.median(by_round.values())
+        # A cell's repetition without its round's reference cannot be scaled.
+        probes["round reference"] = lambda r: r[0] * mid / by_round[r[7]] if r[7] in by_round else math.nan
+    loop_text = f", {ref_l / 1e3:.1f} µs (loopback)" if with_loopback else ", no loopback probe"
     print(f"run {run} of {a.db}: {len(rows)} good measurements with the control; "
-          f"median probe {ref_s / 1e3:.0f} µs (server CPUs), {ref_c / 1e3:.0f} µs (client CPUs)\n")
-    print("| test | c | server | reps | CV raw | CV norm (server probe) | ±95% raw | ±95% norm | probe range | steal | other busy |")
+          f"median probe {ref_s / 1e3:.0f} µs (server CPUs), {ref_c / 1e3:.0f} µs (client CPUs){loop_text}\n")
+    shown = "loopback" if with_loopback else "server CPU"
+    print(f"| test | c | server | reps | CV raw | CV norm ({shown}) | ±95% raw | ±95% norm | probe range | steal | other busy |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     judged = []
-    for (scenario, conns, label), reps in sorted(cells.items()):
-        if len(reps) < 2:
+    for key, reps in sorted(cells.items()):
+        (scenario, conns, label) = key
+        if len(reps) < 2 or key == reference_key:
             continue
         raw = [r[0] for r in reps]
         norm = {k: [f(r) for r in reps] for k, f in probes.items()}
+        norm = {k: [x for x in v if not math.isnan(x)] for k, v in norm.items()}
         judged.append((raw, norm))
-        pr = [r[1] for r in reps]
-        print(f"| {scenario} | {conns} | {label} | {len(reps)} | {cv(raw):.1%} | {cv(norm['server']):.1%} | "
-              f"{half_width(raw):.1%} | {half_width(norm['server']):.1%} | "
-              f"{min(pr) / ref_s:.2f}–{max(pr) / ref_s:.2f} | {max(r[3] for r in reps):.1%} | "
+        pr = [r[6] / ref_l if with_loopback else r[1] / ref_s for r in reps]
+        print(f"| {scenario} | {conns} | {label} | {len(reps)} | {cv(raw):.1%} | {cv(norm[shown]):.1%} | "
+              f"{half_width(raw):.1%} | {half_width(norm[shown]):.1%} | "
+              f"{min(pr):.2f}–{max(pr):.2f} | {max(r[3] for r in reps):.1%} | "
               f"{max(r[4] for r in reps):.2f} |")
     if not judged:
         sys.exit("noise_control: no cell has two good repetitions")
@@ -100,9 +129,10 @@ def main():
     print(f"- raw: {within([r for r, _ in judged])} of {n}; median CV {statistics.median(cv(r) for r, _ in judged):.1%}")
     for k in probes:
         vs = [nm[k] for _, nm in judged]
-        print(f"- normalised by the {k} probe: {within(vs)} of {n}; median CV {statistics.median(cv(v) for v in vs):.1%}")
-    better = sum(cv(nm["server"]) < cv(r) for r, nm in judged)
-    print(f"- the server probe narrowed the spread of {better} of {n} cells")
+        print(f"- normalised by the {k} control: {within(vs)} of {n}; median CV {statistics.median(cv(v) for v in vs):.1%}")
+    for k in probes:
+        better = sum(cv(nm[k]) < cv(r) for r, nm in judged)
+        print(f"- the {k} control narrowed the spread of {better} of {n} cells")
 
 
 if __name__ == "__main__":

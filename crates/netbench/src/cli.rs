@@ -187,10 +187,14 @@ pub(crate) struct CompareArgs {
 }
 
 const RUN_HELP: &str = "\
-Suites (suites/*.toml): quick (every server, blank and work at 1 and 100
-connections, short runs), standard (blank and work at 1, 100 and 10,000
-connections, 3 repetitions; about 18 minutes here), stress (exactly 100,000
-blank requests over 1 to 1,000 connections). A path to any suite file works too.
+Suites (suites/*.toml): standard (every server, blank and work at 100
+connections, 3 repetitions; what `make run` runs, about 20 minutes here),
+quick (every server at 1 and 100 connections, short runs, 1 repetition), full
+(the whole matrix), beyond (idle cost, storms, keep-alive off, latency against
+load, CPU per request), models, allocators, backends (PostgreSQL, WebSocket),
+lan (loopback and a network namespace), stress (exactly 100,000 blank requests
+over 1 to 1,000 connections), aa (four servers twice over for an A/A check of
+compare). A path to any suite file works too.
 
 Each server is built once (skipped while its sources are unchanged), started
 fresh for every measurement in its own process group on a free port, pinned to
@@ -235,7 +239,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "RUN", conflicts_with = "suite")]
     pub resume: Option<i64>,
 
-    /// Repetitions of every cell instead of the suite's (2 in standard): a
+    /// Repetitions of every cell instead of the suite's (3 in standard): a
     /// count from 1 to 1000, or `auto`: 3 rounds, then more rounds of only the
     /// cells whose 95% interval is wider than ±5%, until each settles, 10
     /// rounds, or a 25-minute budget (a suite's [auto] table changes these).

@@ -44,6 +44,9 @@ fn metrics(f: &RepetitionFigures) -> Vec<(String, &'static str, f64)> {
     if let Some(p) = f.probe_server_ns {
         m.push(("machine_probe_server".into(), "ns", p));
     }
+    if let Some(p) = f.probe_loopback_ns {
+        m.push(("machine_probe_loopback".into(), "ns", p));
+    }
     if let Some(s) = &f.server {
         m.push(("server_cpu".into(), "s", s.cpu_s));
         m.push(("server_cpu_cores".into(), "cores", s.cpu_cores));

@@ -245,6 +245,10 @@ pub struct RepetitionFigures {
     /// The machine-speed control around this repetition: nanoseconds of the
     /// fixed CPU probe on the server's CPUs (larger is a slower machine).
     pub probe_server_ns: Option<f64>,
+    /// The loopback control: nanoseconds of the fixed exchange between the
+    /// server's CPUs and the client's (larger is a slower machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_loopback_ns: Option<f64>,
 }
 
 /// Builds the report of a stored run.
@@ -315,6 +319,7 @@ pub fn build_report(run: &RunDetail) -> Report {
             failure: m.failure.clone(),
             result: result.map(|r| RepetitionFigures {
                 probe_server_ns: m.noise.map(|n| n.probe_server_ns),
+                probe_loopback_ns: m.noise.and_then(|n| n.probe_loopback_ns),
                 ..figures(&r, server_use(&m.samples, r.rps))
             }),
             kind: crate::kinds::kind_of(m, &scenarios),
@@ -465,6 +470,7 @@ fn figures(r: &LoadResult, server: Option<ServerUse>) -> RepetitionFigures {
         client_bound: r.verdict.client_bound,
         server,
         probe_server_ns: None,
+        probe_loopback_ns: None,
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 
 use crate::kinds::{self, Measure, Outcome};
+use crate::loopback_probe;
 use crate::netns::{Namespace, NetPlacement, NetworkPath};
 use crate::noise::{self, Noise};
 use crate::sampler::Sampler;
@@ -136,10 +137,10 @@ pub fn run_cell(
         port: addr.port(),
         path: "/".to_string(),
     };
-    // The machine-speed control: the same fixed work on the server's and
-    // the client's CPUs (this thread is pinned to the client's) before and
-    // after the cell.
-    let probes_before = (noise::probe(env.server_cpus), noise::probe(None));
+    // The machine-speed controls: the same fixed work on the server's and
+    // the client's CPUs (this thread is pinned to the client's), and the
+    // same exchange over loopback between them, before and after the cell.
+    let probes_before = probes(env.server_cpus);
     let measured: Vec<i32> = std::iter::once(server.pid())
         .chain(env.backend_pgids.iter().copied())
         .collect();
@@ -180,7 +181,7 @@ pub fn run_cell(
     });
     let samples = sampler.stop();
     let load = load.and_then(noise::LoadWindow::finish);
-    let probes_after = (noise::probe(env.server_cpus), noise::probe(None));
+    let probes_after = probes(env.server_cpus);
     let crashed = server.exited();
     let tail = server.log_tail();
     server.stop(Duration::from_secs(5));
@@ -264,10 +265,23 @@ pub fn run_cell(
     }))
 }
 
-/// The cell's noise facts, when the probes and /proc/stat could be read.
+/// The controls around a cell: the CPU probe on the server's CPUs and on
+/// this thread's, and the loopback exchange between them.
+type Probes = (Option<f64>, Option<f64>, Option<f64>);
+
+fn probes(server_cpus: Option<&[usize]>) -> Probes {
+    (
+        noise::probe(server_cpus),
+        noise::probe(None),
+        loopback_probe::probe(server_cpus),
+    )
+}
+
+/// The cell's noise facts, when the CPU probes and /proc/stat could be
+/// read (the loopback probe is kept when both of its readings were made).
 fn measured_noise(
-    before: (Option<f64>, Option<f64>),
-    after: (Option<f64>, Option<f64>),
+    before: Probes,
+    after: Probes,
     load: Option<noise::Load>,
     busy_before: f64,
     quiet_wait: Duration,
@@ -278,6 +292,7 @@ fn measured_noise(
     Some(Noise {
         probe_server_ns: (sb + sa) / 2.0,
         probe_client_ns: (cb + ca) / 2.0,
+        probe_loopback_ns: before.2.zip(after.2).map(|(b, a)| (b + a) / 2.0),
         probe_drift: sa / sb - 1.0,
         steal: load.steal,
         other_busy_cores: load.other_busy_cores,

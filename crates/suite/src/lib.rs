@@ -10,6 +10,7 @@ mod cell;
 pub mod environment;
 pub mod kinds;
 mod logs;
+pub mod loopback_probe;
 mod manifest;
 pub mod netns;
 pub mod noise;

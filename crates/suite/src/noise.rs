@@ -36,6 +36,11 @@ pub struct Noise {
     pub probe_server_ns: f64,
     /// The same on the client's CPUs.
     pub probe_client_ns: f64,
+    /// Nanoseconds of one fixed exchange over loopback between the server's
+    /// CPUs and the client's (`loopback_probe`), the mean of before and
+    /// after the cell. None for measurements made before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_loopback_ns: Option<f64>,
     /// How much the server-CPU probe moved from before to after the cell
     /// (after ÷ before − 1): the machine changed speed during the cell.
     pub probe_drift: f64,

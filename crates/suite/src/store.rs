@@ -318,9 +318,9 @@ impl Store {
                                            other_busy_before_cores, quiet_wait_s, facts,
                                            server_cpu_s, net_placement, net_server_addr,
                                            net_client_addr, net_mtu, net_bandwidth_bps,
-                                           net_burst_bytes)
+                                           net_burst_bytes, probe_loopback_ns)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)
+                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
                  ON CONFLICT (run_id, server, variant, scenario, connections, repetition) DO UPDATE SET
                      status = excluded.status,
                      failure = excluded.failure,
@@ -343,7 +343,8 @@ impl Store {
                      net_client_addr = excluded.net_client_addr,
                      net_mtu = excluded.net_mtu,
                      net_bandwidth_bps = excluded.net_bandwidth_bps,
-                     net_burst_bytes = excluded.net_burst_bytes
+                     net_burst_bytes = excluded.net_burst_bytes,
+                     probe_loopback_ns = excluded.probe_loopback_ns
                  RETURNING id",
                 params![
                     run,
@@ -376,6 +377,7 @@ impl Store {
                     net.map(|n| n.mtu),
                     net.and_then(|n| n.bandwidth).map(|b| to_i64(b.bits_per_s)),
                     net.and_then(|n| n.burst_bytes).map(to_i64),
+                    m.noise.and_then(|n| n.probe_loopback_ns),
                 ],
                 |row| row.get(0),
             )
@@ -523,7 +525,7 @@ impl Store {
                         probe_server_ns, probe_client_ns, probe_drift, steal, other_busy_cores,
                         other_busy_before_cores, quiet_wait_s, facts, server_cpu_s,
                         net_placement, net_server_addr, net_client_addr, net_mtu,
-                        net_bandwidth_bps, net_burst_bytes
+                        net_bandwidth_bps, net_burst_bytes, probe_loopback_ns
                  FROM measurements WHERE run_id = ?1
                  ORDER BY server, variant, scenario, connections, repetition",
             )
@@ -547,7 +549,7 @@ impl Store {
                     started_at: row.get(11)?,
                     duration_s: row.get(12)?,
                     samples: Vec::new(),
-                    noise: read_noise(row, 13)?,
+                    noise: read_noise(row, 13, 28)?,
                     // Facts this code cannot read (a newer kind) are left
                     // out rather than failing the whole run's report.
                     facts: row
@@ -740,14 +742,16 @@ fn read_adaptive(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<Adaptive>>
     }))
 }
 
-/// The noise columns from `at` on; None when the measurement has none.
-fn read_noise(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<Noise>> {
+/// The noise columns from `at` on, and the loopback probe (a later column)
+/// at `loopback_at`; None when the measurement has none.
+fn read_noise(row: &Row<'_>, at: usize, loopback_at: usize) -> rusqlite::Result<Option<Noise>> {
     let Some(probe_server_ns) = row.get::<_, Option<f64>>(at)? else {
         return Ok(None);
     };
     Ok(Some(Noise {
         probe_server_ns,
         probe_client_ns: row.get::<_, Option<f64>>(at + 1)?.unwrap_or(0.0),
+        probe_loopback_ns: row.get(loopback_at)?,
         probe_drift: row.get::<_, Option<f64>>(at + 2)?.unwrap_or(0.0),
         steal: row.get::<_, Option<f64>>(at + 3)?.unwrap_or(0.0),
         other_busy_cores: row.get::<_, Option<f64>>(at + 4)?.unwrap_or(0.0),

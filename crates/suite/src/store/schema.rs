@@ -139,6 +139,12 @@ ALTER TABLE measurements ADD COLUMN net_bandwidth_bps INTEGER
 ALTER TABLE measurements ADD COLUMN net_burst_bytes INTEGER
     CHECK (net_burst_bytes IS NULL OR net_burst_bytes > 0);
 "#,
+    // 7: the loopback control (crates/suite/src/loopback_probe.rs) beside the
+    // CPU probe; NULL for measurements made before.
+    r#"
+ALTER TABLE measurements ADD COLUMN probe_loopback_ns REAL
+    CHECK (probe_loopback_ns IS NULL OR probe_loopback_ns > 0);
+"#,
 ];
 
 /// The schema version this code reads and writes.

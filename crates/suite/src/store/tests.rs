@@ -96,6 +96,7 @@ fn ok(key: CellKey, samples: usize) -> Measurement {
         noise: Some(Noise {
             probe_server_ns: 812_345.5,
             probe_client_ns: 790_001.0,
+            probe_loopback_ns: Some(41_250.25),
             probe_drift: -0.012,
             steal: 0.031,
             other_busy_cores: 0.12,
