@@ -11,8 +11,8 @@ the machine moved between the runs in a way those figures did not correct.
     python3 bench/aa_check.py --runs 7 8           # two runs already in the store
     python3 bench/aa_check.py --suite quick --db results/aa.sqlite
 
-It prints `netbench compare`'s own text too (which uses the control the
-report prefers), so the two can be read side by side.
+It also counts `netbench compare`'s own verdicts (requests/s and p99), beyond
+the run-wide shift (its default) and as measured (--absolute).
 """
 
 import argparse
@@ -120,8 +120,21 @@ def main():
         print(f"| {control} | {significant} of {len(shared)} | {0.05 * len(shared):.1f} | "
               f"{statistics.median(changes):.1%} | {max(changes):.1%} |")
     print()
-    out = subprocess.run([NETBENCH, "compare", str(ra), str(rb), "--db", db], capture_output=True, text=True)
-    print(out.stdout or out.stderr)
+    # netbench compare itself, requests/s and p99: beyond the run-wide shift
+    # (its default) and as measured.
+    for extra in ([], ["--absolute"]):
+        out = subprocess.run([NETBENCH, "compare", str(ra), str(rb), "--db", db, *extra],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"aa_check: netbench compare exited {out.returncode}: {out.stderr.strip()}")
+        verdicts = [l for l in out.stdout.splitlines() if l.endswith((" better", " worse"))]
+        tests = sum(1 for l in out.stdout.splitlines() if l.endswith((" better", " worse", "  ~")))
+        how = "as measured (--absolute)" if extra else "beyond the run-wide shift"
+        print(f"netbench compare {ra} {rb}, {how}: {len(verdicts)} of {tests} tests significant")
+        for l in verdicts:
+            print("   ", l.strip())
+    print()
+    print(out.stdout)
 
 
 if __name__ == "__main__":

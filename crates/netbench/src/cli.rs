@@ -130,6 +130,14 @@ the test can give is 0.100, so nothing is called significant ('? too few'):
 use `netbench run --repetitions 5` (or `repetitions = 5` in the suite) for runs
 you mean to compare.
 
+Two runs on a shared machine differ by more than the repetitions of one run
+do: a host that drifted a few percent between them moves every server the same
+way. So with 4 or more cells in both runs, requests/s and p99 are judged beyond
+the run-wide shift: each cell's B figures are divided by the median change of
+the other cells, and the shift itself is printed above the tables. --absolute
+compares the figures as measured (normalised by the CPU probe when both runs
+carry it), for a change every server shares.
+
 Exit codes:
   0    the comparison was written
   2    bad usage, no such run, or the file could not be written
@@ -184,6 +192,11 @@ pub(crate) struct CompareArgs {
     /// JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: CompareFormat,
+    /// Compare the figures as measured (normalised by the CPU probe when
+    /// both runs carry it) instead of beyond the run-wide shift, e.g. to
+    /// see a change every server shares, such as a new kernel.
+    #[arg(long)]
+    pub absolute: bool,
 }
 
 const RUN_HELP: &str = "\

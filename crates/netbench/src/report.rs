@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use netbench_report::{
-    build_report, compare as compare_runs, write_compare_html, write_compare_text, write_csv,
+    build_report, compare_with as compare_runs, write_compare_html, write_compare_text, write_csv,
     write_html, write_markdown, Report,
 };
 use netbench_suite::store::Store;
@@ -116,7 +116,7 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
     let store = open_existing(&args.store)?;
     let a = load(&store, args.run_a)?;
     let b = load(&store, args.run_b)?;
-    let c = compare_runs(&a, &b);
+    let c = compare_runs(&a, &b, !args.absolute);
     write_out(args.output.as_deref(), |mut out| match args.format {
         CompareFormat::Text => write_compare_text(&mut out, &c),
         CompareFormat::Html => write_compare_html(&mut out, &c),

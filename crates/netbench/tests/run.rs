@@ -167,6 +167,22 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
     let text = String::from_utf8_lossy(&compare.stdout);
     assert_eq!(compare.status.code(), Some(0));
     assert!(text.contains("Mann–Whitney U"), "{text}");
+    // One cell is too few to take a run-wide shift from: compared as
+    // measured, and --absolute asks for exactly that.
+    assert!(!text.contains("run-wide shift:"), "{text}");
+    let absolute = netbench(&dir)
+        .args([
+            "compare",
+            "1",
+            "1",
+            "--absolute",
+            "--db",
+            "results/db.sqlite",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(absolute.status.code(), Some(0));
+    assert_eq!(absolute.stdout, compare.stdout);
 
     let suite = std::fs::read_to_string(dir.join("one.toml")).unwrap();
     for (file, cpus) in [

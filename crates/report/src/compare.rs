@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::compare_shift::{leave_one_out, overall, RunShift};
 use crate::environment::{differences, EnvDifference};
 use crate::flag::short_key;
 use crate::format::{format_duration_ns, thousands, write_columns};
@@ -129,6 +130,12 @@ impl Metric {
         }
     }
 
+    /// Whether the run-wide shift is taken out of this metric: the figures
+    /// every throughput cell has and a drifting host moves together.
+    fn shifts(self) -> bool {
+        matches!(self, Metric::RequestsPerS | Metric::LatencyP99)
+    }
+
     fn higher_is_better(self) -> bool {
         matches!(self, Metric::RequestsPerS | Metric::SweepKnee)
     }
@@ -221,6 +228,20 @@ pub struct CompareRow {
     pub change_ci95: Option<(f64, f64)>,
     pub p: f64,
     pub verdict: Verdict,
+    /// The run-wide shift B's figures were divided by before the change
+    /// and the test (the other cells' median change); None: not shifted.
+    pub shift: Option<f64>,
+}
+
+/// The run-wide shift of one metric in one row of the table (see
+/// `compare_shift`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricShift {
+    pub metric: Metric,
+    pub test: String,
+    pub connections: u32,
+    #[serde(flatten)]
+    pub shift: RunShift,
 }
 
 /// The whole comparison.
@@ -243,8 +264,13 @@ pub struct Comparison {
     pub environment_differences: Vec<EnvDifference>,
     /// When both runs carry the machine-speed control, the figures compared
     /// are normalised to run A's median probe (this many ns): B measured on
-    /// a slower machine is scaled up by as much. None: raw figures.
+    /// a slower machine is scaled up by as much. None: raw figures. Not
+    /// used for the metrics the run-wide shift was taken out of.
     pub normalised_to_probe_ns: Option<f64>,
+    /// The metrics judged beyond the run-wide shift, and the shift of
+    /// each; empty when compared as measured (`--absolute`, or too few
+    /// cells to take a shift from).
+    pub run_shift: Vec<MetricShift>,
 }
 
 /// Run A's median probe, when every good repetition of both runs has one.
@@ -263,8 +289,48 @@ fn shared_reference(a: &Report, b: &Report) -> Option<f64> {
     summarize(&pa).map(|s| s.median)
 }
 
-/// Compares run `b` against run `a` cell by cell.
+/// Compares run `b` against run `a` cell by cell, each throughput cell
+/// beyond the run-wide shift (see [`compare_with`]).
 pub fn compare(a: &Report, b: &Report) -> Comparison {
+    compare_with(a, b, true)
+}
+
+/// One cell's figures of a metric in both runs.
+struct Pair<'k> {
+    key: (&'k str, u32, &'k str),
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+}
+
+/// The cells of `metric`, in `keys`' order, with their figures.
+fn pairs<'k>(
+    a: &Report,
+    b: &Report,
+    keys: &[(&'k str, u32, &'k str)],
+    metric: Metric,
+    reference: Option<f64>,
+) -> Vec<Pair<'k>> {
+    keys.iter()
+        .filter(|&&(t, c, s)| Metric::for_kind(kind_of_cell(a, b, t, c, s)).contains(&metric))
+        .map(|&(t, c, s)| Pair {
+            key: (t, c, s),
+            xs: values(a, t, c, s, metric, reference),
+            ys: values(b, t, c, s, metric, reference),
+        })
+        .collect()
+}
+
+fn median_of(v: &[f64]) -> Option<f64> {
+    summarize(v).map(|s| s.median)
+}
+
+/// Compares run `b` against run `a` cell by cell. With `run_shift`,
+/// requests/s and p99 of each cell are judged beyond the run-wide shift
+/// (B divided by the other cells' median change, raw figures otherwise)
+/// when there are enough cells; without it, or with too few, the figures
+/// are compared as measured, normalised by the CPU probe when both runs
+/// carry it.
+pub fn compare_with(a: &Report, b: &Report, run_shift: bool) -> Comparison {
     // Every cell of either run, in A's order and then B's new ones.
     let mut keys: Vec<(&str, u32, &str)> = Vec::new();
     let cells = a.cells.iter().chain(&b.cells);
@@ -281,25 +347,67 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
     let mut rows = Vec::new();
     let (mut only_in_a, mut only_in_b, mut in_neither) = (Vec::new(), Vec::new(), Vec::new());
     let reference = shared_reference(a, b);
+    let mut shifts = Vec::new();
     for metric in Metric::ALL {
-        for &(t, c, s) in &keys {
-            let metrics = Metric::for_kind(kind_of_cell(a, b, t, c, s));
-            if !metrics.contains(&metric) {
-                continue;
+        let mut cells = pairs(a, b, &keys, metric, reference);
+        let mut factors: Vec<Option<f64>> = vec![None; cells.len()];
+        if run_shift && metric.shifts() {
+            let mut raw = pairs(a, b, &keys, metric, None);
+            // Each row (test and connections) is its own group: in one A/A
+            // pair here the host's drift moved blank's p99 by a fifth and
+            // work's not at all.
+            let mut groups: Vec<((&str, u32), Vec<usize>)> = Vec::new();
+            for (i, p) in raw.iter().enumerate() {
+                if p.xs.is_empty() || p.ys.is_empty() {
+                    continue;
+                }
+                let row = (p.key.0, p.key.1);
+                match groups.iter_mut().find(|(r, _)| *r == row) {
+                    Some((_, members)) => members.push(i),
+                    None => groups.push((row, vec![i])),
+                }
             }
-            let xs = values(a, t, c, s, metric, reference);
-            let ys = values(b, t, c, s, metric, reference);
+            for ((test, connections), members) in groups {
+                let ratios: Vec<f64> = members
+                    .iter()
+                    .map(|&i| {
+                        let (ma, mb) = (median_of(&raw[i].xs), median_of(&raw[i].ys));
+                        mb.zip(ma).map_or(f64::NAN, |(mb, ma)| mb / ma)
+                    })
+                    .collect();
+                let Some(shift) = overall(&ratios) else {
+                    continue;
+                };
+                shifts.push(MetricShift {
+                    metric,
+                    test: test.to_string(),
+                    connections,
+                    shift,
+                });
+                for (&i, f) in members.iter().zip(leave_one_out(&ratios)) {
+                    factors[i] = f;
+                    std::mem::swap(&mut cells[i], &mut raw[i]);
+                }
+            }
+        }
+        for (cell, factor) in cells.iter_mut().zip(factors) {
+            let (t, c, s) = cell.key;
             let name = format!("{t} c={c} {s}");
-            match (xs.is_empty(), ys.is_empty()) {
+            let first = Metric::for_kind(kind_of_cell(a, b, t, c, s))[0];
+            match (cell.xs.is_empty(), cell.ys.is_empty()) {
                 (false, false) => {
-                    let mut r = row(metric, t, c, s, &xs, &ys);
+                    if let Some(f) = factor {
+                        cell.ys.iter_mut().for_each(|y| *y /= f);
+                    }
+                    let mut r = row(metric, t, c, s, &cell.xs, &cell.ys);
+                    r.shift = factor;
                     let flags = |rep: &Report| rep.cell(t, c, s).map(|x| x.flags.clone());
                     r.a_flags = flags(a).unwrap_or_default();
                     r.b_flags = flags(b).unwrap_or_default();
                     rows.push(r);
                 }
                 // The lists are per cell, not per metric: by the kind's first.
-                _ if metric != metrics[0] => {}
+                _ if metric != first => {}
                 (false, true) => only_in_a.push(name),
                 (true, false) => only_in_b.push(name),
                 (true, true) => in_neither.push(name),
@@ -318,6 +426,7 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
         in_neither,
         environment_differences: differences(&a.run, &b.run),
         normalised_to_probe_ns: reference,
+        run_shift: shifts,
     }
 }
 
@@ -354,6 +463,7 @@ fn row(metric: Metric, test: &str, conns: u32, server: &str, xs: &[f64], ys: &[f
         change_ci95: welch_change_ci(xs, ys),
         p,
         verdict,
+        shift: None,
     }
 }
 
@@ -376,9 +486,9 @@ pub fn percent(x: f64) -> String {
 }
 
 /// Writes the comparison as aligned text tables, one per metric.
-/// Which figures the comparison uses, in a sentence.
+/// Which figures the comparison uses, in a sentence or two.
 pub fn normalisation_note(c: &Comparison) -> String {
-    match c.normalised_to_probe_ns {
+    let probe = match c.normalised_to_probe_ns {
         Some(ns) => format!(
             "Figures normalised by the machine-speed control (both runs carry it): each \
              repetition scaled to a machine whose CPU probe takes {:.0} µs (run A's median), so \
@@ -388,7 +498,38 @@ pub fn normalisation_note(c: &Comparison) -> String {
         None => "Raw figures: the runs do not both carry the machine-speed control, so a \
                  faster or slower host shows as a change."
             .to_string(),
+    };
+    if c.run_shift.is_empty() {
+        return probe;
     }
+    let moved: Vec<String> = c
+        .run_shift
+        .iter()
+        .map(|m| {
+            format!(
+                "{} at {} c={} by {} (median of {} servers)",
+                m.metric.title(),
+                m.test,
+                m.connections,
+                percent(m.shift.factor - 1.0),
+                m.shift.cells
+            )
+        })
+        .collect();
+    let others = if c.rows.iter().any(|r| r.shift.is_none()) {
+        format!(" The other kinds' figures: {probe}")
+    } else {
+        String::new()
+    };
+    format!(
+        "Changes beyond the run-wide shift: from A to B every server moved, {}. A shift shared \
+         by the servers of a row is taken as the machine's (a shared host drifts between runs \
+         by more than its repetitions vary, and the CPU probe does not see it), so each cell's \
+         B figures are divided by the median change of the other servers in its row before \
+         the change and the test. A change common to every server shows only here; `--absolute` compares the \
+         figures as measured.{others}",
+        moved.join(", ")
+    )
 }
 
 pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()> {
@@ -498,216 +639,4 @@ pub(crate) fn not_compared(c: &Comparison) -> Vec<(&'static str, &[String])> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn direction_of_better_depends_on_the_metric() {
-        let slow = [100.0, 101.0, 99.0, 100.5];
-        let fast = [120.0, 121.0, 119.0, 120.5];
-        let r = row(Metric::RequestsPerS, "blank", 1, "s", &slow, &fast);
-        assert_eq!(r.verdict, Verdict::Better);
-        assert!((r.change - 120.25 / 100.25 + 1.0).abs() < 1e-12);
-        assert!((r.p - 2.0 / 70.0).abs() < 1e-9);
-        let (lo, hi) = r.change_ci95.unwrap();
-        assert!(lo > 0.0 && lo <= r.change && r.change <= hi, "[{lo}, {hi}]");
-        // The same numbers as latencies: higher is worse.
-        let r = row(Metric::LatencyP99, "blank", 1, "s", &slow, &fast);
-        assert_eq!(r.verdict, Verdict::Worse);
-    }
-
-    #[test]
-    fn overlap_is_no_change_and_three_a_side_is_too_few() {
-        let a = [100.0, 104.0, 98.0, 102.0];
-        let b = [101.0, 97.0, 103.0, 99.0];
-        assert_eq!(
-            row(Metric::RequestsPerS, "t", 1, "s", &a, &b).verdict,
-            Verdict::NoChange
-        );
-        let r = row(
-            Metric::RequestsPerS,
-            "t",
-            1,
-            "s",
-            &a[..3],
-            &[200.0, 201.0, 202.0],
-        );
-        assert_eq!(r.verdict, Verdict::TooFew);
-        assert!((r.p - 0.1).abs() < 1e-9);
-    }
-
-    #[test]
-    fn the_chance_note_counts_only_tests_that_could_reach_alpha() {
-        let run = crate::environment::tests::run(serde_json::Value::Null);
-        let four = [100.0, 104.0, 98.0, 102.0];
-        let testable = row(Metric::RequestsPerS, "t", 1, "s", &four, &four);
-        let too_few = row(Metric::RequestsPerS, "t", 2, "s", &four[..2], &four[..2]);
-        let mut c = Comparison {
-            format: "netbench-compare/1",
-            method: METHOD,
-            alpha: ALPHA,
-            a: run.clone(),
-            b: run,
-            rows: vec![testable.clone(), too_few],
-            only_in_a: vec![],
-            only_in_b: vec![],
-            in_neither: vec![],
-            environment_differences: vec![],
-            normalised_to_probe_ns: None,
-        };
-        assert_eq!(chance_note(&c), None);
-        c.rows
-            .extend([testable.clone(), testable.clone(), testable]);
-        let note = chance_note(&c).unwrap();
-        assert!(note.starts_with("4 tests at p < 0.05"), "{note}");
-        assert!(note.contains("about 0.2 of them"), "{note}");
-    }
-
-    fn figures(rps: f64, p99: f64, probe: Option<f64>) -> RepetitionFigures {
-        RepetitionFigures {
-            rps,
-            requests: 1,
-            errors: Default::default(),
-            latency_mean_ns: p99,
-            latency_p50_ns: p99,
-            latency_p90_ns: p99,
-            latency_p99_ns: p99,
-            latency_p999_ns: p99,
-            latency_p9999_ns: p99,
-            latency_max_ns: p99,
-            client_cpu_s: 0.0,
-            achieved_concurrency: 1.0,
-            client_bound: false,
-            server: None,
-            probe_server_ns: probe,
-        }
-    }
-
-    #[test]
-    fn the_control_takes_the_host_out_of_the_figures() {
-        // B ran on a host 25% slower (probe 1250 ns against 1000): 80
-        // requests/s there is 100 at A's speed, and 5 ms p99 is 4 ms.
-        let f = figures(80.0, 5e6, Some(1250.0));
-        assert!((Metric::RequestsPerS.value(&f, Some(1000.0)) - 100.0).abs() < 1e-9);
-        assert!((Metric::LatencyP99.value(&f, Some(1000.0)) - 4e6).abs() < 1e-3);
-        assert_eq!(Metric::RequestsPerS.value(&f, None), 80.0);
-        // Without a probe on the repetition the figure stays as measured.
-        assert_eq!(
-            Metric::RequestsPerS.value(&figures(80.0, 1.0, None), Some(1000.0)),
-            80.0
-        );
-    }
-
-    #[test]
-    fn percent_has_no_negative_zero() {
-        assert_eq!(percent(-0.0001), "0.0%");
-        assert_eq!(percent(0.123), "+12.3%");
-        assert_eq!(percent(-0.05), "-5.0%");
-    }
-
-    #[test]
-    fn every_kind_is_compared_by_its_own_figure_in_the_right_direction() {
-        use crate::kinds::testing::{measurement, run};
-        use netbench_suite::kinds::{
-            FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, StormFacts, SweepFacts,
-        };
-        let suite =
-            "[[scenarios]]\nname = \"held\"\nendpoint = \"blank\"\nconnections = [10, 100]\n\
-            kind = \"idle\"\nhold = \"1s\"\n\
-            [[scenarios]]\nname = \"burst\"\nendpoint = \"blank\"\nconnections = [100]\n\
-            kind = \"storm\"\n\
-            [[scenarios]]\nname = \"sweep\"\nendpoint = \"blank\"\nconnections = [10]\n\
-            kind = \"rate-sweep\"\n\
-            [[scenarios]]\nname = \"fixed\"\nendpoint = \"blank\"\nconnections = [10]\n\
-            kind = \"fixed-rate\"\nrate = 1000\n";
-        // Run B: less memory, faster storm, higher knee, more CPU per request.
-        let make = |scale: f64| {
-            let mut ms = Vec::new();
-            for rep in 1..=4u32 {
-                let jitter = 1.0 + f64::from(rep) * 0.001;
-                let level = IdleLevelFacts {
-                    connections: 100,
-                    open: 100,
-                    failed: 0,
-                    closed_by_server: 0,
-                    open_s: 0.1,
-                    pss_bytes: 1,
-                    rss_bytes: 1,
-                    threads: 1,
-                    cpu_cores_mean: 0.01 * jitter,
-                    cpu_cores_peak: 0.1,
-                    heartbeats: 0,
-                    heartbeat_errors: 0,
-                    client_cpu_s: 0.0,
-                };
-                let idle = Facts::Idle(IdleFacts {
-                    hold_s: 1.0,
-                    heartbeat_s: None,
-                    levels: vec![level],
-                    pss_fit: Some(LineFit {
-                        slope: 2000.0 * jitter / scale,
-                        intercept: 0.0,
-                        r2: 1.0,
-                        points: 2,
-                    }),
-                });
-                let storm = Facts::Storm(StormFacts {
-                    clients: 100,
-                    answered: 100,
-                    refused: 0,
-                    connect_timeouts: 0,
-                    other_errors: 0,
-                    all_done_s: 1.0 * jitter / scale,
-                    connects_per_s: 100.0,
-                    connect: Default::default(),
-                    somaxconn: None,
-                    listen_backlog: None,
-                    listen_overflows: None,
-                    listen_drops: None,
-                    client_bound: false,
-                });
-                let sweep = Facts::RateSweep(SweepFacts {
-                    peak_rps: 1e4,
-                    slo_p99_ns: 1e7,
-                    steps: vec![],
-                    knee_per_s: Some(4000.0 * jitter * scale),
-                });
-                let fixed = Facts::FixedRate(FixedRateFacts {
-                    rate_per_s: 1000.0,
-                    offered_per_s: 1000.0,
-                    achieved_per_s: 1000.0,
-                    p50_ns: 1.0,
-                    p99_ns: 1.0,
-                    server_cpu_us_per_request: Some(20.0 * jitter * scale),
-                });
-                for (name, conns, f) in [
-                    ("held", 100, idle),
-                    ("burst", 100, storm),
-                    ("sweep", 10, sweep),
-                    ("fixed", 10, fixed),
-                ] {
-                    ms.push(measurement("a", name, conns, rep, Some(f), None));
-                }
-            }
-            crate::build_report(&run(suite, ms))
-        };
-        let c = compare(&make(1.0), &make(2.0));
-        let verdict = |m: Metric| {
-            let rows: Vec<_> = c.rows.iter().filter(|r| r.metric == m).collect();
-            assert_eq!(rows.len(), 1, "{m:?}: {:?}", c.rows);
-            rows[0].verdict
-        };
-        assert_eq!(verdict(Metric::IdleBytesPerConnection), Verdict::Better);
-        assert_eq!(verdict(Metric::IdleCpuCores), Verdict::NoChange);
-        assert_eq!(verdict(Metric::StormAllDone), Verdict::Better);
-        assert_eq!(verdict(Metric::SweepKnee), Verdict::Better);
-        assert_eq!(verdict(Metric::FixedRateCpuPerRequest), Verdict::Worse);
-        // No throughput figure for these cells, and none is missing.
-        assert!(c.rows.iter().all(|r| r.metric != Metric::RequestsPerS));
-        assert!(c.only_in_a.is_empty() && c.only_in_b.is_empty() && c.in_neither.is_empty());
-        let mut text = Vec::new();
-        write_compare_text(&mut text, &c).unwrap();
-        let text = String::from_utf8(text).unwrap();
-        assert!(text.contains("2.0 KiB/conn n=4  1002 B/conn n=4"), "{text}");
-    }
-}
+mod tests;

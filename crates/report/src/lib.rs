@@ -7,6 +7,7 @@
 mod axes;
 mod compare;
 mod compare_html;
+mod compare_shift;
 mod csv;
 mod environment;
 mod flag;
@@ -35,8 +36,11 @@ mod suite_table;
 mod vendor;
 mod verify_text;
 
-pub use compare::{compare, write_compare_text, CompareRow, Comparison, Metric, Verdict};
+pub use compare::{
+    compare, compare_with, write_compare_text, CompareRow, Comparison, Metric, MetricShift, Verdict,
+};
 pub use compare_html::write_compare_html;
+pub use compare_shift::RunShift;
 pub use csv::write_csv;
 pub use environment::EnvDifference;
 pub use format::{
