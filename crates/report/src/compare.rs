@@ -11,7 +11,7 @@ use crate::environment::{differences, EnvDifference};
 use crate::flag::short_key;
 use crate::format::{format_duration_ns, thousands, write_columns};
 use crate::kind_idle::idle_cpu_at_largest;
-use crate::kinds::per_connection;
+use crate::kinds::{median, per_connection};
 use crate::model::{Repetition, RepetitionFigures, Report, RunInfo};
 use crate::significance::{mann_whitney_p, smallest_p, welch_change_ci, ALPHA};
 use crate::stats::{summarize, Summary};
@@ -320,10 +320,6 @@ fn pairs<'k>(
         .collect()
 }
 
-fn median_of(v: &[f64]) -> Option<f64> {
-    summarize(v).map(|s| s.median)
-}
-
 /// Compares run `b` against run `a` cell by cell. With `run_shift`,
 /// requests/s and p99 of each cell are judged beyond the run-wide shift
 /// (B divided by the other cells' median change, raw figures otherwise)
@@ -371,7 +367,7 @@ pub fn compare_with(a: &Report, b: &Report, run_shift: bool) -> Comparison {
                 let ratios: Vec<f64> = members
                     .iter()
                     .map(|&i| {
-                        let (ma, mb) = (median_of(&raw[i].xs), median_of(&raw[i].ys));
+                        let (ma, mb) = (median(raw[i].xs.clone()), median(raw[i].ys.clone()));
                         mb.zip(ma).map_or(f64::NAN, |(mb, ma)| mb / ma)
                     })
                     .collect();

@@ -11,6 +11,8 @@
 
 use serde::Serialize;
 
+use crate::kinds::median;
+
 /// A cell is judged against the shift only when this many other cells
 /// (of the same metric and row, in both runs) define it: with fewer, one odd cell
 /// would move everyone's reference.
@@ -30,8 +32,11 @@ pub struct RunShift {
 /// when there are enough cells to take it.
 pub fn overall(ratios: &[f64]) -> Option<RunShift> {
     let logs: Vec<f64> = usable_logs(ratios.iter().copied());
-    (logs.len() > MIN_OTHER_CELLS).then(|| RunShift {
-        factor: median(logs).exp(),
+    if logs.len() <= MIN_OTHER_CELLS {
+        return None;
+    }
+    Some(RunShift {
+        factor: median(logs)?.exp(),
         cells: ratios.len(),
     })
 }
@@ -48,7 +53,8 @@ pub fn leave_one_out(ratios: &[f64]) -> Vec<Option<f64>> {
                     .filter(|&(j, _)| j != i)
                     .map(|(_, &r)| r),
             );
-            (others.len() >= MIN_OTHER_CELLS).then(|| median(others).exp())
+            let enough = others.len() >= MIN_OTHER_CELLS;
+            median(others).filter(|_| enough).map(f64::exp)
         })
         .collect()
 }
@@ -60,16 +66,6 @@ fn usable_logs(ratios: impl Iterator<Item = f64>) -> Vec<f64> {
         .filter(|r| r.is_finite() && *r > 0.0)
         .map(f64::ln)
         .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_unstable_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 #[cfg(test)]

@@ -330,23 +330,6 @@ pub(crate) mod testing {
         BuildStatus, CellKey, Measurement, MeasurementStatus, RunDetail, RunStatus, ServerRecord,
     };
 
-    /// A throughput result's JSON at `rps` requests/s (and p99 1 ns).
-    pub fn throughput_result(rps: f64) -> String {
-        let latency = serde_json::json!({"count": 10, "min_ns": 1.0, "mean_ns": 1.0,
-            "stdev_ns": 0.0, "p50_ns": 1.0, "p90_ns": 1.0, "p99_ns": 1.0, "p999_ns": 1.0,
-            "p9999_ns": 1.0, "max_ns": 1.0});
-        serde_json::json!({
-            "interrupted": false, "requests": 10, "errors": [0, 0, 0, 0, 0, 0, 0, 0, 0],
-            "duration_s": 1.0, "rps": rps, "latency": latency, "connect": latency,
-            "connects": 1, "bytes_read": 0, "bytes_written": 0, "workers": [],
-            "client_cpu_s": 0.1, "process_cpu_s": 0.1, "configured_connections": 100,
-            "achieved_concurrency": 100.0, "rate": null,
-            "verdict": {"client_bound": false, "reasons": [], "busiest_cpu": 0.1,
-                        "busiest_loop": 0.1, "in_flight": 1.0}
-        })
-        .to_string()
-    }
-
     /// A good measurement of `scenario` with `facts`.
     pub fn measurement(
         server: &str,

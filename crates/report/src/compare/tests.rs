@@ -90,14 +90,14 @@ fn figures(rps: f64, p99: f64, probe: Option<f64>) -> RepetitionFigures {
 /// Six servers at blank c=100, five repetitions each; in run B every
 /// server is `host` times its figure in A, and s0 is `s0` times more.
 fn drifted(host: f64, s0: f64) -> (Report, Report) {
-    use crate::kinds::testing::{measurement, run, throughput_result};
+    use crate::kinds::testing::{load_result, measurement, run};
     let suite = "[[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [100]\n";
     let make = |scale: &dyn Fn(usize) -> f64| {
         let mut ms = Vec::new();
         for server in 0..6 {
             for rep in 1..=5u32 {
                 let rps = 1000.0 * (1.0 + f64::from(rep) * 0.01) * scale(server);
-                let json = Some(throughput_result(rps));
+                let json = Some(load_result(rps));
                 ms.push(measurement(
                     &format!("s{server}"),
                     "blank",
