@@ -132,9 +132,10 @@ you mean to compare.
 
 Two runs on a shared machine differ by more than the repetitions of one run
 do: a host that drifted a few percent between them moves every server the same
-way. So with 4 or more cells in both runs, requests/s and p99 are judged beyond
-the run-wide shift: each cell's B figures are divided by the median change of
-the other cells, and the shift itself is printed above the tables. --absolute
+way. So in each row (test and connections) with 4 or more servers in both
+runs, requests/s and p99 are judged beyond the run-wide shift: each cell's B
+figures are divided by the median change of the other servers in its row, and
+the shift itself is printed above the tables. --absolute
 compares the figures as measured (normalised by the CPU probe when both runs
 carry it), for a change every server shares.
 
