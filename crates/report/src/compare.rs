@@ -229,7 +229,8 @@ pub struct CompareRow {
     pub p: f64,
     pub verdict: Verdict,
     /// The run-wide shift B's figures were divided by before the change
-    /// and the test (the other cells' median change); None: not shifted.
+    /// and the test (the median change of the other servers in its row);
+    /// None: not shifted.
     pub shift: Option<f64>,
 }
 
@@ -267,9 +268,9 @@ pub struct Comparison {
     /// a slower machine is scaled up by as much. None: raw figures. Not
     /// used for the metrics the run-wide shift was taken out of.
     pub normalised_to_probe_ns: Option<f64>,
-    /// The metrics judged beyond the run-wide shift, and the shift of
-    /// each; empty when compared as measured (`--absolute`, or too few
-    /// cells to take a shift from).
+    /// The rows and metrics judged beyond the run-wide shift, and the
+    /// shift of each; empty when compared as measured (`--absolute`, or
+    /// too few servers in every row to take a shift from).
     pub run_shift: Vec<MetricShift>,
 }
 
@@ -320,10 +321,53 @@ fn pairs<'k>(
         .collect()
 }
 
+/// For each cell of `raw` (unnormalised figures), the factor its B figures
+/// are divided by (None: not shifted), and the shift of each row (test and
+/// connections) with enough servers in both runs. Each row is its own
+/// group: in one A/A pair here the host's drift moved blank's p99 by a
+/// fifth and work's not at all.
+fn shifts_by_row(raw: &[Pair<'_>], metric: Metric) -> (Vec<Option<f64>>, Vec<MetricShift>) {
+    let mut groups: Vec<((&str, u32), Vec<usize>)> = Vec::new();
+    for (i, p) in raw.iter().enumerate() {
+        if p.xs.is_empty() || p.ys.is_empty() {
+            continue;
+        }
+        let row = (p.key.0, p.key.1);
+        match groups.iter_mut().find(|(r, _)| *r == row) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((row, vec![i])),
+        }
+    }
+    let mut factors = vec![None; raw.len()];
+    let mut shifts = Vec::new();
+    for ((test, connections), members) in groups {
+        let ratios: Vec<f64> = members
+            .iter()
+            .map(|&i| {
+                let (ma, mb) = (median(raw[i].xs.clone()), median(raw[i].ys.clone()));
+                mb.zip(ma).map_or(f64::NAN, |(mb, ma)| mb / ma)
+            })
+            .collect();
+        let Some(shift) = overall(&ratios) else {
+            continue;
+        };
+        shifts.push(MetricShift {
+            metric,
+            test: test.to_string(),
+            connections,
+            shift,
+        });
+        for (&i, f) in members.iter().zip(leave_one_out(&ratios)) {
+            factors[i] = f;
+        }
+    }
+    (factors, shifts)
+}
+
 /// Compares run `b` against run `a` cell by cell. With `run_shift`,
 /// requests/s and p99 of each cell are judged beyond the run-wide shift
-/// (B divided by the other cells' median change, raw figures otherwise)
-/// when there are enough cells; without it, or with too few, the figures
+/// (B divided by the median change of the other servers in its row) in
+/// rows with enough servers; without it, or with too few, the figures
 /// are compared as measured, normalised by the CPU probe when both runs
 /// carry it.
 pub fn compare_with(a: &Report, b: &Report, run_shift: bool) -> Comparison {
@@ -349,42 +393,14 @@ pub fn compare_with(a: &Report, b: &Report, run_shift: bool) -> Comparison {
         let mut factors: Vec<Option<f64>> = vec![None; cells.len()];
         if run_shift && metric.shifts() {
             let mut raw = pairs(a, b, &keys, metric, None);
-            // Each row (test and connections) is its own group: in one A/A
-            // pair here the host's drift moved blank's p99 by a fifth and
-            // work's not at all.
-            let mut groups: Vec<((&str, u32), Vec<usize>)> = Vec::new();
-            for (i, p) in raw.iter().enumerate() {
-                if p.xs.is_empty() || p.ys.is_empty() {
-                    continue;
-                }
-                let row = (p.key.0, p.key.1);
-                match groups.iter_mut().find(|(r, _)| *r == row) {
-                    Some((_, members)) => members.push(i),
-                    None => groups.push((row, vec![i])),
-                }
-            }
-            for ((test, connections), members) in groups {
-                let ratios: Vec<f64> = members
-                    .iter()
-                    .map(|&i| {
-                        let (ma, mb) = (median(raw[i].xs.clone()), median(raw[i].ys.clone()));
-                        mb.zip(ma).map_or(f64::NAN, |(mb, ma)| mb / ma)
-                    })
-                    .collect();
-                let Some(shift) = overall(&ratios) else {
-                    continue;
-                };
-                shifts.push(MetricShift {
-                    metric,
-                    test: test.to_string(),
-                    connections,
-                    shift,
-                });
-                for (&i, f) in members.iter().zip(leave_one_out(&ratios)) {
-                    factors[i] = f;
+            let (row_factors, row_shifts) = shifts_by_row(&raw, metric);
+            for (i, f) in row_factors.iter().enumerate() {
+                if f.is_some() {
                     std::mem::swap(&mut cells[i], &mut raw[i]);
                 }
             }
+            factors = row_factors;
+            shifts.extend(row_shifts);
         }
         for (cell, factor) in cells.iter_mut().zip(factors) {
             let (t, c, s) = cell.key;
@@ -481,7 +497,6 @@ pub fn percent(x: f64) -> String {
     format!("{p:+.1}%")
 }
 
-/// Writes the comparison as aligned text tables, one per metric.
 /// Which figures the comparison uses, in a sentence or two.
 pub fn normalisation_note(c: &Comparison) -> String {
     let probe = match c.normalised_to_probe_ns {
@@ -513,7 +528,7 @@ pub fn normalisation_note(c: &Comparison) -> String {
         })
         .collect();
     let others = if c.rows.iter().any(|r| r.shift.is_none()) {
-        format!(" The other kinds' figures: {probe}")
+        format!(" Figures not shifted (other kinds, rows of fewer servers): {probe}")
     } else {
         String::new()
     };
@@ -528,6 +543,7 @@ pub fn normalisation_note(c: &Comparison) -> String {
     )
 }
 
+/// Writes the comparison as aligned text tables, one per metric.
 pub fn write_compare_text(out: &mut impl Write, c: &Comparison) -> io::Result<()> {
     writeln!(
         out,
