@@ -5,8 +5,9 @@ Follows contract/CONTRACT.md: listens on HOST:PORT (defaults 127.0.0.1 and
 first argument "0" or "1" makes "/" answer as /blank or /work.
 
 `python server.py` starts Granian with its default settings but for the
-number of workers: one worker process per CPU this process may run on
-(len(os.sched_getaffinity(0))). Granian's defaults: the RSGI interface (its
+number of workers, one worker process per CPU this process may run on
+(len(os.sched_getaffinity(0))), and a kill timeout for workers that ignore
+SIGTERM (see main). Granian's defaults: the RSGI interface (its
 own, the default one), access log off, and in each worker a single-threaded
 Tokio runtime doing the HTTP/1.1 I/O in Rust (hyper), handing each request to
 the app's coroutine on the worker's Python asyncio event loop. On Linux each
@@ -228,6 +229,12 @@ def main(argv):
         # working directory.
         working_dir=Path(__file__).resolve().parent,
         log_dictconfig=LOG_TO_STDERR,
+        # A worker forked while SIGTERM arrives still carries the main
+        # process's handler, which only flags the main process's copy, until
+        # it installs its own: Granian would then wait for it for ever. Past
+        # this many seconds the main process kills such a worker, so the
+        # server always exits on SIGTERM (tested by RootArgument).
+        workers_kill_timeout=3,
     ).serve()
     return 0
 
