@@ -19,19 +19,25 @@ SECTION ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
-.PHONY: all build run load-demo test test-deps server-deps screenshot lint bench clean
+.PHONY: all build netbench run load-demo test test-deps server-deps screenshot lint bench clean
 
 all: build
 
 build:
 	$(CARGO) build --release --locked --workspace
 
+# The netbench binary alone, which is all `make run`, `bench` and `screenshot`
+# use: the workspace's test servers (crates/testkit, hyper) add about two
+# minutes to a first release build here.
+netbench:
+	$(CARGO) build --release --locked -p netbench
+
 # The main job: build every server, verify each, run the suite's whole matrix,
 # store every number in results/netbench.sqlite, print the table, then write
 # the run's HTML report (results/run-<id>/report.html) and print its path. A
 # run that stopped early (Ctrl-C: exit 130) gets no report; `netbench report`
 # writes one at any time.
-run: build server-deps
+run: netbench server-deps
 	@st=0; $(NETBENCH) run $(SUITE) || st=$$?; \
 	if [ $$st -le 1 ]; then $(NETBENCH) report || st=2; fi; \
 	exit $$st
@@ -108,7 +114,7 @@ server-deps:
 # The README's screenshot: the latest run's (or RUN=N's) HTML report opened in headless
 # Chromium by the browser test's own checker (which fails on any console
 # error or missing chart), top 2,400 pixels kept.
-screenshot: build test-deps
+screenshot: netbench test-deps
 	$(NETBENCH) report $(RUN) -o results/screenshot/report.html
 	@if [ -n "$(SECTION)" ]; then \
 	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/$(SECTION).png --section $(SECTION) --max-height 1400 >/dev/null && \
@@ -142,7 +148,7 @@ fuzz:
 # the first time (oha is built once); `make bench BENCH_ARGS="--check"` is a
 # 1-minute self-test, BENCH_ARGS="--clients netbench-epoll,floor-epoll" a subset.
 # bench/load_vs_wrk.py is the narrower netbench-against-wrk table.
-bench: build
+bench: netbench
 	python3 bench/clients.py $(BENCH_ARGS)
 
 clean:

@@ -485,3 +485,44 @@ fn a_netns_suite_without_root_says_why_in_one_line_and_exits_2() {
     assert!(String::from_utf8_lossy(&out.stdout).trim().is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The CPUs a process may use, as /proc/<pid>/status lists them ("0-1").
+fn cpus_allowed(status: &str) -> Option<String> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
+#[test]
+fn a_server_builds_on_every_cpu_while_the_client_is_pinned() {
+    // With two or more CPUs the run pins itself to the client's half before
+    // building; a build that inherited that pin ran on one CPU of two.
+    let dir = scratch("build-cpus");
+    std::fs::create_dir_all(dir.join("servers/b")).unwrap();
+    std::fs::write(
+        dir.join("servers/b/server.toml"),
+        "name = \"b\"\nlanguage = \"sh\"\nframework = \"none\"\ndescription = \"builds, never starts\"\nmodel = \"event-loop\"\n\
+         build = \"cat /proc/self/status > build-status.txt\"\nrun = \"false\"\n",
+    )
+    .unwrap();
+    let suite = dir.join("pinned.toml");
+    std::fs::write(
+        &suite,
+        "servers = [\"*\"]\nquiet_wait = \"0s\"\n[placement]\nserver_cpus = \"auto\"\nclient_cpus = \"auto\"\n\
+         [[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [1]\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    let out = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Built, then left out because it never starts.
+    assert!(err.contains("LEFT OUT b:"), "{err}");
+    let built = std::fs::read_to_string(dir.join("servers/b/build-status.txt"))
+        .unwrap_or_else(|e| panic!("the build did not run ({e}): {err}"));
+    let ours = std::fs::read_to_string("/proc/self/status").unwrap();
+    assert_eq!(cpus_allowed(&built), cpus_allowed(&ours), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
