@@ -11,8 +11,9 @@ those of a machine whose caches are warm, as on every run after the first.
 
 What is fetched, by the files a server's folder holds:
   Cargo.lock  cargo fetch --locked              (crates only; no compiling)
-  go.mod      go mod download, then go build -o /dev/null .
-              (Go's build cache: the standard library and the modules)
+  go.mod      go mod download; then, once every server's downloads are
+              done, go build -o /dev/null . (Go's build cache: the
+              standard library and the modules, compiled)
   pom.xml     mvn dependency:go-offline          (dependencies and plugins)
 Anything else (npm, pip, make, ghc, fpc) is left to the build. A variable
 set in front of the manifest's `build` (JAVA_HOME=... mvn ...) is set for
@@ -68,15 +69,17 @@ def build_env(build: str) -> dict[str, str]:
     return env
 
 
-def fetches(folder: pathlib.Path) -> list[list[str]]:
-    """The commands that fill the caches for the server in `folder`, in order."""
+def fetches(folder: pathlib.Path) -> tuple[list[list[str]], list[list[str]]]:
+    """The commands that fill the caches for the server in `folder`: the
+    downloads, then those that compile into a cache (run after every
+    server's downloads, so that the network work comes first)."""
     if (folder / "Cargo.lock").is_file():
-        return [["cargo", "fetch", "--locked"]]
+        return [["cargo", "fetch", "--locked"]], []
     if (folder / "go.mod").is_file():
-        return [["go", "mod", "download"], ["go", "build", "-o", os.devnull, "."]]
+        return [["go", "mod", "download"]], [["go", "build", "-o", os.devnull, "."]]
     if (folder / "pom.xml").is_file():
-        return [["mvn", "-q", "-B", f"{MAVEN_DEPENDENCY_PLUGIN}:go-offline"]]
-    return []
+        return [["mvn", "-q", "-B", f"{MAVEN_DEPENDENCY_PLUGIN}:go-offline"]], []
+    return [], []
 
 
 # The files whose contents decide what a fetch downloads.
@@ -143,10 +146,12 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     began = time.monotonic()
     fetched, failed, already = 0, 0, 0
+    # (folder, build variables, stamp, digest, compiles, seconds so far)
+    downloaded = []
     for manifest in manifests:
         folder = manifest.parent
-        commands = fetches(folder)
-        if not commands:
+        downloads, compiles = fetches(folder)
+        if not downloads:
             continue
         try:
             build = tomllib.loads(manifest.read_text()).get("build", "")
@@ -158,17 +163,29 @@ def main() -> int:
         if not args.force and stamp.is_file() and stamp.read_text() == digest:
             already += 1
             continue
+        env = build_env(build)
         started = time.monotonic()
-        problem = run(folder, commands, build_env(build))
+        problem = run(folder, downloads, env)
         took = time.monotonic() - started
+        if problem is None:
+            print(f"{folder.name}: downloaded in {took:.1f} s", flush=True)
+            downloaded.append((folder, env, stamp, digest, compiles))
+        else:
+            failed += 1
+            print(f"{folder.name}: not fetched ({problem}); its build will fetch", flush=True)
+    for folder, env, stamp, digest, compiles in downloaded:
+        started = time.monotonic()
+        problem = run(folder, compiles, env)
         if problem is None:
             fetched += 1
             stamp.parent.mkdir(parents=True, exist_ok=True)
             stamp.write_text(digest)
-            print(f"{folder.name}: fetched in {took:.1f} s", flush=True)
+            if compiles:
+                took = time.monotonic() - started
+                print(f"{folder.name}: compiled into the cache in {took:.1f} s", flush=True)
         else:
             failed += 1
-            print(f"{folder.name}: not fetched ({problem}); its build will fetch", flush=True)
+            print(f"{folder.name}: not compiled ({problem}); its build will", flush=True)
     parts = [f"{fetched} fetched in {time.monotonic() - began:.0f} s"]
     if already:
         parts.append(f"{already} fetched before (target/prefetch)")

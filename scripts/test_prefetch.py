@@ -37,19 +37,19 @@ class Fetches(unittest.TestCase):
     def test_each_toolchain_by_its_files(self):
         self.assertEqual(
             prefetch.fetches(self.folder_with("Cargo.toml", "Cargo.lock")),
-            [["cargo", "fetch", "--locked"]],
+            ([["cargo", "fetch", "--locked"]], []),
         )
-        go = prefetch.fetches(self.folder_with("go.mod", "go.sum"))
-        self.assertEqual(go[0], ["go", "mod", "download"])
-        self.assertEqual(go[1], ["go", "build", "-o", os.devnull, "."])
-        (mvn,) = prefetch.fetches(self.folder_with("pom.xml"))
+        downloads, compiles = prefetch.fetches(self.folder_with("go.mod", "go.sum"))
+        self.assertEqual(downloads, [["go", "mod", "download"]])
+        self.assertEqual(compiles, [["go", "build", "-o", os.devnull, "."]])
+        (mvn,), compiles = prefetch.fetches(self.folder_with("pom.xml"))
         self.assertEqual(mvn[0], "mvn")
         self.assertTrue(mvn[-1].endswith(":go-offline"), mvn)
+        self.assertEqual(compiles, [])
 
     def test_an_unlocked_cargo_project_and_other_tools_are_left_to_the_build(self):
-        self.assertEqual(prefetch.fetches(self.folder_with("Cargo.toml")), [])
-        self.assertEqual(prefetch.fetches(self.folder_with("package.json", "package-lock.json")), [])
-        self.assertEqual(prefetch.fetches(self.folder_with("Makefile", "server.c")), [])
+        for files in [("Cargo.toml",), ("package.json", "package-lock.json"), ("Makefile",)]:
+            self.assertEqual(prefetch.fetches(self.folder_with(*files)), ([], []), files)
 
     def test_the_digest_follows_the_dependency_files_only(self):
         folder = self.folder_with("go.mod", "main.go")
