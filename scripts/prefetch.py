@@ -49,8 +49,8 @@ import tomllib
 # Long enough for a slow mirror, short enough that a hung download does not
 # hold `make run` past its budget: the build retries whatever is missing.
 FETCH_TIMEOUT_S = 600
-# The plugin's default version under Maven 3.8 is 2.8, whose go-offline
-# misses plugin dependencies; this one is served here (maven-partial.tsv).
+# Pinned rather than Maven 3.8's default for the plugin (2.8, from 2013),
+# so the fetch does not change with the Maven installed.
 MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 
@@ -146,7 +146,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     began = time.monotonic()
     fetched, failed, already = 0, 0, 0
-    # (folder, build variables, stamp, digest, compiles, seconds so far)
+    # (folder, build variables, stamp, digest, compiles) of each download that succeeded
     downloaded = []
     for manifest in manifests:
         folder = manifest.parent
