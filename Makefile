@@ -44,7 +44,7 @@ run: server-deps
 	@mkdir -p target; \
 	echo "fetching the servers' dependencies beside netbench's build (log: target/prefetch.log)"; \
 	python3 scripts/prefetch.py >target/prefetch.log 2>&1 & pf=$$!; \
-	$(CARGO) build --release --locked -p netbench || { kill $$pf 2>/dev/null; wait $$pf; exit 2; }; \
+	$(MAKE) --no-print-directory netbench || { kill $$pf 2>/dev/null; wait $$pf; exit 2; }; \
 	wait $$pf; tail -n 1 target/prefetch.log; \
 	st=0; $(NETBENCH) run $(SUITE) || st=$$?; \
 	if [ $$st -le 1 ]; then $(NETBENCH) report || st=2; fi; \
