@@ -38,8 +38,10 @@ pub struct VerifyOptions {
     pub seed: u64,
     /// Random work documents to check.
     pub documents: usize,
-    /// How long to wait before expecting a different Date header.
-    pub date_wait: Duration,
+    /// How long the Date header may stay the same before the `date` check
+    /// fails: a cached Date refreshed by a late once-a-second tick must pass,
+    /// a frozen one must not (checks.rs, `date`).
+    pub date_window: Duration,
     /// The database behind the server's `db` part (CONTRACT.md, "db"):
     /// with it the db checks run, and change rows through it.
     pub database_url: Option<String>,
@@ -55,7 +57,7 @@ impl VerifyOptions {
             prefix: String::new(),
             seed,
             documents: 50,
-            date_wait: Duration::from_millis(1100),
+            date_window: Duration::from_secs(3),
             database_url: None,
             ws: false,
         }

@@ -9,7 +9,8 @@ use std::time::Duration;
 use netbench_testkit::{run_contract_server, Flaw};
 
 const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--tag TEXT]\n\
-  --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, lax-dates, cached-db,\n\
+  --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, late-date-tick (not a flaw:\n\
+                    a Date refreshed every 2 s), lax-dates, cached-db,\n\
                     ws-fixed-payload (WebSocket echoes of the right length, always `x`)\n\
   --crash-after N   exit with status 3 after N requests\n\
   --never-ready     never listen (for readiness timeouts)\n\
