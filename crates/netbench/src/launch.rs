@@ -17,7 +17,7 @@ use crate::load::{resolve, Resolved};
 use crate::output;
 use crate::progress::ProgressLine;
 use crate::sources::{check_ports, ephemeral_ports};
-use crate::start_at::{late_by, wait_until, MAX_LATE};
+use crate::start_at::{ahead_by, late_by, wait_until, MAX_LATE};
 
 pub(crate) fn run(mut args: LoadArgs) -> Result<u8> {
     if let Some(role) = fanout::role_from_env()? {
@@ -46,7 +46,21 @@ pub(crate) fn run(mut args: LoadArgs) -> Result<u8> {
                 late.as_secs_f64()
             );
         }
+        let ahead = ahead_by(t);
+        if !ahead.is_zero() && !args.quiet {
+            eprintln!(
+                "netbench: waiting {:.1}s for --start-at before connecting",
+                ahead.as_secs_f64()
+            );
+        }
     }
+    // Opened before the run, so a path that cannot be written costs no
+    // measurement.
+    let histogram = args
+        .histogram_out
+        .as_deref()
+        .map(output::HistogramOut::open)
+        .transpose()?;
     let limit = raise_fd_limit(1).context("reading the open-file limit")?;
     let per_process = limit.max_connections();
     let processes = match args.processes {
@@ -103,7 +117,7 @@ pub(crate) fn run(mut args: LoadArgs) -> Result<u8> {
         report_plan.workers = result.workers.len();
         (result, report_plan)
     };
-    finish(&args, &resolved, &report_plan, &result)
+    finish(&args, &resolved, &report_plan, &result, histogram)
 }
 
 fn context<'a>(resolved: &'a Resolved, plan: &'a LoadPlan) -> LoadContext<'a> {
@@ -121,12 +135,10 @@ fn finish(
     resolved: &Resolved,
     plan: &LoadPlan,
     result: &LoadResult,
+    histogram: Option<output::HistogramOut>,
 ) -> Result<u8> {
     let ctx = context(resolved, plan);
-    if let Some(path) = &args.histogram_out {
-        output::write_histogram(path, output::context_json(&ctx), plan, result)?;
-    }
-    output::print(args.json, &ctx, result)?;
+    output::print_then_write(args.json, &ctx, result, histogram)?;
     Ok(output::exit_code(result, args.max_error_rate))
 }
 

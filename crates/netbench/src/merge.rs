@@ -73,6 +73,11 @@ fn combined(plans: &[PlanSummary]) -> PlanSummary {
 }
 
 pub(crate) fn run(args: MergeArgs) -> Result<u8> {
+    let histogram = args
+        .histogram_out
+        .as_deref()
+        .map(output::HistogramOut::open)
+        .transpose()?;
     let mut files: Vec<(String, PartFile)> = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
@@ -126,10 +131,7 @@ pub(crate) fn run(args: MergeArgs) -> Result<u8> {
         distinct_requests,
         work,
     };
-    if let Some(path) = &args.histogram_out {
-        output::write_histogram(path, output::context_json(&ctx), &plan, &result)?;
-    }
-    output::print(args.json, &ctx, &result)?;
+    output::print_then_write(args.json, &ctx, &result, histogram)?;
     Ok(if result.interrupted {
         exit::INTERRUPTED
     } else {

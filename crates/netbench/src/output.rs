@@ -1,10 +1,11 @@
 //! Where a load's result goes: the text or JSON report on stdout, the
 //! histogram file, and the exit code. Shared by `load` and `merge`.
 
+use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use netbench_engine::{write_part, LoadPlan, LoadResult, PlanSummary};
 use netbench_report::{load_json, write_load_text, LoadContext, WorkSource};
 use serde_json::{json, Value};
@@ -56,17 +57,95 @@ pub(crate) fn write_histogram(
     plan: &LoadPlan,
     result: &LoadResult,
 ) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = std::path::PathBuf::from(tmp);
-    let write = || -> Result<()> {
-        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        write_part(&mut file, context, &PlanSummary::of(plan), result)?;
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        Ok(())
-    };
-    write().with_context(|| format!("writing the histogram file {}", path.display()))
+    HistogramOut::open(path)?.write(context, plan, result)
+}
+
+/// A histogram file opened before a run, so a path that cannot be written
+/// (a folder, a place without permission) is refused before anything is
+/// measured, not after (issue 27). The result goes to a temporary file
+/// beside it, renamed into place once whole; dropped unwritten, the
+/// temporary file goes.
+pub(crate) struct HistogramOut {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<File>,
+}
+
+impl HistogramOut {
+    /// Checks `path`, makes its folder if missing, and opens the temporary
+    /// file beside it.
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        if path.is_dir() {
+            bail!(
+                "--histogram-out {} is a folder; give a file name, such as {}",
+                path.display(),
+                path.join("load.hlog").display()
+            );
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!(
+                    "making the folder {} for --histogram-out; give a path that can be written",
+                    parent.display()
+                )
+            })?;
+        }
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".partial");
+        let tmp = PathBuf::from(tmp);
+        let file = File::create(&tmp).with_context(|| {
+            format!(
+                "opening {} for --histogram-out; give a path that can be written",
+                tmp.display()
+            )
+        })?;
+        Ok(HistogramOut {
+            path: path.to_path_buf(),
+            tmp,
+            file: Some(file),
+        })
+    }
+
+    /// Writes the result and renames the file into place.
+    pub(crate) fn write(
+        mut self,
+        context: Value,
+        plan: &LoadPlan,
+        result: &LoadResult,
+    ) -> Result<()> {
+        let file = self.file.take().expect("written once");
+        let write = || -> Result<()> {
+            let mut file = std::io::BufWriter::new(file);
+            write_part(&mut file, context, &PlanSummary::of(plan), result)?;
+            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            std::fs::rename(&self.tmp, &self.path)?;
+            Ok(())
+        };
+        write().with_context(|| format!("writing the histogram file {}", self.path.display()))
+    }
+}
+
+impl Drop for HistogramOut {
+    fn drop(&mut self) {
+        // Renamed away when written; otherwise half a file or an empty one.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// Prints a finished result, then writes its histogram file: a result
+/// measured is never lost to a file that could not be written (the error
+/// follows it).
+pub(crate) fn print_then_write(
+    json: bool,
+    ctx: &LoadContext<'_>,
+    result: &LoadResult,
+    histogram: Option<HistogramOut>,
+) -> Result<()> {
+    print(json, ctx, result)?;
+    if let Some(h) = histogram {
+        h.write(context_json(ctx), ctx.plan, result)?;
+    }
+    Ok(())
 }
 
 /// The exit code of a finished load (or merge).

@@ -79,22 +79,43 @@ fn parse_rfc3339(s: &str) -> Result<SystemTime, String> {
     let secs = days_from_civil(i64::from(y), mo, d) * 86_400 + i64::from(h * 3600 + mi * 60 + sec)
         - offset_s;
     let secs = u64::try_from(secs).map_err(|_| format!("`{s}` is before 1970"))?;
-    Ok(UNIX_EPOCH + Duration::new(secs, nanos))
+    UNIX_EPOCH
+        .checked_add(Duration::new(secs, nanos))
+        .ok_or_else(|| format!("`{s}` is too far ahead"))
 }
+
+/// The latest start accepted: the parts of a load pass the start to each
+/// other as Unix nanoseconds in a u64, which end in the year 2554. (Later
+/// times used to panic: a float too big for a Duration, a SystemTime
+/// overflowing; issue 27.)
+const LATEST_UNIX_NS: u64 = u64::MAX;
 
 /// `--start-at`'s value: RFC 3339, Unix seconds (`1795521600` or with a
 /// fraction), or `+DURATION` from now (`+5s`).
 pub(crate) fn parse_start_at(s: &str) -> Result<SystemTime, String> {
-    if let Some(d) = s.strip_prefix('+') {
-        return Ok(SystemTime::now() + parse_duration(d)?);
-    }
-    if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+    let too_late = || {
+        format!(
+            "`{s}` is too far ahead (the latest start is year 2554); \
+             give a time such as 2026-11-24T12:00:00Z, Unix seconds, or +30s"
+        )
+    };
+    let t = if let Some(d) = s.strip_prefix('+') {
+        SystemTime::now()
+            .checked_add(parse_duration(d)?)
+            .ok_or_else(too_late)?
+    } else if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let secs: f64 = s
             .parse()
             .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-        return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
+        let since = Duration::try_from_secs_f64(secs).map_err(|_| too_late())?;
+        UNIX_EPOCH.checked_add(since).ok_or_else(too_late)?
+    } else {
+        parse_rfc3339(s)?
+    };
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) if d.as_nanos() > u128::from(LATEST_UNIX_NS) => Err(too_late()),
+        _ => Ok(t),
     }
-    parse_rfc3339(s)
 }
 
 /// Nanoseconds since the Unix epoch.
@@ -106,6 +127,11 @@ pub(crate) fn unix_ns(t: SystemTime) -> u64 {
 /// How far in the past `t` is (zero when it is still ahead).
 pub(crate) fn late_by(t: SystemTime) -> Duration {
     SystemTime::now().duration_since(t).unwrap_or_default()
+}
+
+/// How far ahead `t` is (zero when it has passed).
+pub(crate) fn ahead_by(t: SystemTime) -> Duration {
+    t.duration_since(SystemTime::now()).unwrap_or_default()
 }
 
 /// Sleeps until `t`, waking every 50 ms for the cancel flag; false when
@@ -174,6 +200,27 @@ mod tests {
         assert!(parse_start_at("noon")
             .unwrap_err()
             .contains("2026-11-24T12:00:00Z"));
+    }
+
+    /// Issue 27: these panicked ("cannot convert float seconds to
+    /// Duration", "overflow when adding duration to instant").
+    #[test]
+    fn issue_27_times_past_the_clock_s_range_are_refused_not_panics() {
+        for far in [
+            "99999999999999999999",
+            "18446744073709551616",
+            "9300000000000000000",
+            "18446744074",
+            "9999-12-31T23:59:59Z",
+        ] {
+            let e = parse_start_at(far).unwrap_err();
+            assert!(e.contains("too far ahead"), "{far}: {e}");
+        }
+        assert!(parse_start_at("+9999999999999h").is_err());
+        assert!(
+            parse_start_at("18446744073").is_ok(),
+            "year 2554 still fits"
+        );
     }
 
     #[test]

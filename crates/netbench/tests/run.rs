@@ -526,3 +526,72 @@ fn a_server_builds_on_every_cpu_while_the_client_is_pinned() {
     assert_eq!(cpus_allowed(&built), cpus_allowed(&ours), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A project whose server's run line starts a daemon in a session of its
+/// own (`marker` in its command line) before it execs the server.
+fn project_with_daemon(dir: &Path, marker: &str) -> PathBuf {
+    let (suite, www) = project(dir);
+    std::fs::write(
+        dir.join("servers/py/server.toml"),
+        format!(
+            "name = \"py\"\nlanguage = \"Python\"\nframework = \"http.server\"\ndescription = \"not a contract server\"\nmodel = \"event-loop\"\n\
+             run = \"setsid sleep {marker} </dev/null >/dev/null 2>&1 & exec python3 -m http.server --bind $HOST --directory {} $PORT\"\n",
+            www.display()
+        ),
+    )
+    .unwrap();
+    suite
+}
+
+#[test]
+fn issue27_no_daemon_outlives_a_run() {
+    let dir = scratch("daemon-run");
+    let marker = format!("1236.{}", std::process::id());
+    let suite = project_with_daemon(&dir, &marker);
+    let out = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    // Started, verified (it fails), stopped: left out.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the server's daemon outlived the run: {:?}",
+        processes_with(&marker)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn issue27_no_daemon_outlives_a_killed_netbench() {
+    let dir = scratch("daemon-kill");
+    let marker = format!("1237.{}", std::process::id());
+    let suite = project_with_daemon(&dir, &marker);
+    let mut child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || !processes_with(&marker)
+            .is_empty()),
+        "the daemon never started"
+    );
+    let pid = child.id();
+    child.kill().unwrap(); // SIGKILL: only the guard can clean up
+    child.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || processes_with(&marker)
+            .is_empty()),
+        "the server's daemon outlived a killed netbench: {:?}",
+        processes_with(&marker)
+    );
+    remove_logs_of(pid);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -23,6 +23,7 @@ pub mod store;
 mod suite;
 mod targets;
 mod toml_error;
+mod tree;
 
 pub use adaptive::{Adaptive, SettleRule, Stopped};
 pub use allocator::{Allocator, AllocatorError};

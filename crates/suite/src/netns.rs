@@ -320,6 +320,7 @@ impl Namespace {
         // harmless).
         let guard = spawn_guard(
             None,
+            None,
             Cleanup::Namespace {
                 ip: &tools.ip,
                 name: &name,

@@ -217,7 +217,7 @@ impl PrivatePostgres {
             step: "starting postgres",
             detail: e.to_string(),
         })?;
-        let guard = spawn_guard(Some(child.id()), Cleanup::Folder(dir));
+        let guard = spawn_guard(Some(child.id()), None, Cleanup::Folder(dir));
         Ok(PrivatePostgres {
             child,
             guard,

@@ -1,6 +1,7 @@
 //! A server process under test: built in its folder, started in a process
 //! group of its own on a given port, ready when a contract request succeeds,
-//! and stopped (SIGTERM, then SIGKILL of the whole group) however the caller
+//! and stopped (SIGTERM, then SIGKILL of its whole process tree: the group
+//! and every process that left it, see [`crate::tree`]) however the caller
 //! ends, even if the caller itself dies.
 
 use std::fs::File;
@@ -16,6 +17,7 @@ use netbench_contract::Client;
 
 use crate::manifest::ServerManifest;
 use crate::placement::cpu_set;
+use crate::tree::Tree;
 
 /// How much of a failing build's or server's output a message shows.
 const TAIL: usize = 2000;
@@ -148,6 +150,10 @@ fn run_step(
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
+    // A step may start a daemon that leaves its group (`setsid x &`): the
+    // tree's mark finds it when the step ends.
+    let mut tree = Tree::new();
+    tree.mark(&mut cmd);
     // SAFETY: only async-signal-safe calls between fork and exec. Its own
     // group lets a timeout or cancel stop every process the step started.
     unsafe {
@@ -161,6 +167,9 @@ fn run_step(
     }
     let mut child = cmd.spawn().map_err(spawn_err)?;
     let pgid = child.id() as libc::pid_t;
+    tree.set_group(child.id());
+    // Should netbench die during the step, the guard stops its tree.
+    let mut guard = spawn_guard(Some(child.id()), Some(&tree), Cleanup::Nothing);
     let status = loop {
         if let Ok(Some(status)) = child.try_wait() {
             break Some(status);
@@ -180,9 +189,13 @@ fn run_step(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    // Whatever the step left running in its group goes with it.
-    // SAFETY: as above; harmless when the group is empty.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    // Whatever the step left running, in its group or out of it, goes with
+    // it; then the guard has nothing left to do.
+    tree.kill_all(child.id());
+    if let Some(g) = guard.as_mut() {
+        let _ = g.kill();
+        let _ = g.wait();
+    }
     let failed = |status: Option<String>| {
         let (log, tail) = (log.display().to_string(), file_tail(&log));
         match status {
@@ -307,11 +320,17 @@ pub(crate) enum Cleanup<'a> {
 }
 
 /// Starts a shell blocked reading a pipe only this process writes to: when
-/// this process ends, however it ends, the pipe closes and the shell kills
-/// the process group `pgid` (when given), so nothing netbench started
+/// this process ends, however it ends (SIGKILL included), the pipe closes
+/// and the shell kills the process group `pgid` (when given) and every
+/// process carrying `tree`'s mark (when given: daemons that left the group,
+/// which are init's once netbench is gone), so nothing netbench started
 /// outlives it, then does `cleanup`. Kill the guard (and reap it) once the
-/// group is stopped and the clean-up done by hand.
-pub(crate) fn spawn_guard(pgid: Option<u32>, cleanup: Cleanup<'_>) -> Option<Child> {
+/// tree is stopped and the clean-up done by hand.
+pub(crate) fn spawn_guard(
+    pgid: Option<u32>,
+    tree: Option<&Tree>,
+    cleanup: Cleanup<'_>,
+) -> Option<Child> {
     let mut guard = Command::new("sh");
     guard
         .arg("-c")
@@ -319,13 +338,15 @@ pub(crate) fn spawn_guard(pgid: Option<u32>, cleanup: Cleanup<'_>) -> Option<Chi
         // Deleting the veth's host end takes the other end with it at once.
         .arg(concat!(
             "read _; [ -z \"$1\" ] || kill -9 -\"$1\" 2>/dev/null; ",
-            "case \"$2\" in ",
-            "folder) sleep 1; rm -rf -- \"$3\";; ",
-            "netns) \"$3\" link del \"$5\" 2>/dev/null; \"$3\" netns del \"$4\" 2>/dev/null;; ",
+            crate::tree::guard_kill_marked!(),
+            "case \"$3\" in ",
+            "folder) sleep 1; rm -rf -- \"$4\";; ",
+            "netns) \"$4\" link del \"$6\" 2>/dev/null; \"$4\" netns del \"$5\" 2>/dev/null;; ",
             "esac"
         ))
         .arg("netbench-guard")
-        .arg(pgid.map(|p| p.to_string()).unwrap_or_default());
+        .arg(pgid.map(|p| p.to_string()).unwrap_or_default())
+        .arg(tree.map(Tree::token).unwrap_or_default());
     match cleanup {
         Cleanup::Nothing => guard.arg("nothing"),
         Cleanup::Folder(dir) => guard.arg("folder").arg(dir),
@@ -359,6 +380,8 @@ pub struct RunningServer {
     /// process ends, however it ends, the pipe closes and the guard kills the
     /// server's whole group, so no server outlives netbench.
     guard: Option<Child>,
+    /// The server's processes, in its group or out of it.
+    tree: Tree,
     log: PathBuf,
 }
 
@@ -393,6 +416,8 @@ pub fn start(
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
+    let mut tree = Tree::new();
+    tree.mark(&mut cmd);
     in_own_group(&mut cmd, spec.cpus.as_deref());
     // Held open until the spawn, which joins the namespace through it.
     let netns = spec
@@ -406,12 +431,14 @@ pub fn start(
     }
     let child = cmd.spawn().map_err(spawn_err)?;
     drop(netns);
-    let guard = spawn_guard(Some(child.id()), Cleanup::Nothing);
+    tree.set_group(child.id());
+    let guard = spawn_guard(Some(child.id()), Some(&tree), Cleanup::Nothing);
     Ok(RunningServer {
         name: m.name.clone(),
         addr,
         child,
         guard,
+        tree,
         log,
     })
 }
@@ -468,37 +495,34 @@ impl RunningServer {
         self.child.try_wait().ok().flatten().map(|s| s.to_string())
     }
 
-    /// SIGTERM to the group, then SIGKILL after `grace`. Idempotent.
+    /// SIGTERM to the whole tree (the group, and processes that left it),
+    /// then SIGKILL to whatever of it is left after `grace`. Idempotent.
     pub fn stop(&mut self, grace: Duration) {
+        let leader = self.child.id();
+        if let Ok(Some(_)) = self.child.try_wait() {
+            // The leader is gone; what it left behind still goes.
+            self.tree.kill_all(leader);
+        } else {
+            self.tree.signal(libc::SIGTERM);
+            let until = Instant::now() + grace;
+            while Instant::now() < until {
+                // Done when the leader is reaped and nothing else is left of
+                // the tree (a shell leader may die before the server it
+                // started).
+                if matches!(self.child.try_wait(), Ok(Some(_))) && self.tree.members().is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            self.tree.kill_all(leader);
+            let _ = self.child.wait();
+        }
         if let Some(mut guard) = self.guard.take() {
-            // Stopped here, so the guard must not fire later at a group id
+            // The tree is gone: the guard must not fire later at a group id
             // that may have been reused.
             let _ = guard.kill();
             let _ = guard.wait();
         }
-        let pgid = self.child.id() as libc::pid_t;
-        if let Ok(Some(_)) = self.child.try_wait() {
-            // The leader is gone; children it left in the group still go.
-            // SAFETY: signalling our own process group id.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            return;
-        }
-        // SAFETY: signalling the process group we created.
-        unsafe { libc::kill(-pgid, libc::SIGTERM) };
-        let until = Instant::now() + grace;
-        while Instant::now() < until {
-            // Done when the leader is reaped and nothing else is left in the
-            // group (a shell leader may die before the server it started).
-            // SAFETY: signal 0 only asks whether the group has members.
-            if matches!(self.child.try_wait(), Ok(Some(_))) && unsafe { libc::kill(-pgid, 0) } != 0
-            {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        // SAFETY: as above; harmless if the group is already empty.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-        let _ = self.child.wait();
     }
 }
 

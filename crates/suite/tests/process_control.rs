@@ -154,3 +154,46 @@ fn a_chatty_failing_build_keeps_its_output_on_disk_and_a_tail_in_the_error() {
     assert_eq!(kept, 5_000_000 + "LAST-LINE\n".len() as u64);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 27 item 1: a run line that starts a daemon in a session of its own
+/// (out of the server's process group) before it execs the server; the stop
+/// takes the daemon too.
+#[test]
+fn issue27_a_daemon_that_left_the_group_goes_with_the_server() {
+    let dir = scratch("setsid-run");
+    let marker = format!("1234.{}", std::process::id());
+    let m = manifest(
+        &dir,
+        &format!(
+            "run = \"setsid sleep {marker} </dev/null >/dev/null 2>&1 & exec sleep 30.{}\"",
+            std::process::id()
+        ),
+    );
+    let mut server = start(&dir, &m, &StartSpec::at(([127, 0, 0, 1], 9).into())).unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while processes_with(&marker) == 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(processes_with(&marker), 1, "the daemon never started");
+    server.stop(Duration::from_secs(2));
+    assert!(server.exited().is_some());
+    assert_eq!(processes_with(&marker), 0, "the daemon outlived the stop");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 27 item 1: a build that leaves a daemon behind in a session of its
+/// own; the build's end takes it.
+#[test]
+fn issue27_a_daemon_a_build_left_behind_is_stopped() {
+    let dir = scratch("setsid-build");
+    let marker = format!("1235.{}", std::process::id());
+    let m = manifest(
+        &dir,
+        &format!(
+            "run = \"x\"\nbuild = \"setsid sleep {marker} </dev/null >/dev/null 2>&1 & sleep 0.3\""
+        ),
+    );
+    build(&dir, &m, &AtomicBool::new(false)).unwrap();
+    assert_eq!(processes_with(&marker), 0, "the build's daemon outlived it");
+    let _ = std::fs::remove_dir_all(&dir);
+}
