@@ -3,6 +3,7 @@
 //! report can be rebuilt from the file alone. Each record is committed on its
 //! own as soon as it is known, so a crash or Ctrl-C loses nothing finished.
 
+mod open;
 mod records;
 mod schema;
 mod timestamp;
@@ -14,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{
-    params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction,
-    TransactionBehavior,
+    params, Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior,
 };
 
 pub use schema::SCHEMA_VERSION;
@@ -50,6 +50,8 @@ pub enum StoreError {
     },
     #[error("the results store {path} has schema version {found}, but this netbench knows versions up to {SCHEMA_VERSION}: it was made by a newer netbench; upgrade or use another --db")]
     NewerSchema { path: PathBuf, found: u32 },
+    #[error("{path} is a SQLite database of another program (it holds {tables}), not a netbench results store; it was left as it was: choose another --db")]
+    Foreign { path: PathBuf, tables: String },
     #[error("there is no results store at {path}: run a suite first (`netbench run quick`), or pass --db FILE")]
     Missing { path: PathBuf },
     #[error("the results store {path} failed while {action}: {source}; if it is locked, another netbench is writing to it (wait, or choose another --db); if it is damaged, move it aside")]
@@ -95,10 +97,15 @@ impl Store {
                 source,
             })?;
         }
-        let conn = Connection::open(path).map_err(|source| StoreError::Open {
+        let open_failed = |source| StoreError::Open {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let conn = Connection::open(path).map_err(open_failed)?;
+        // Before anything is written (the journal mode, the schema): a file
+        // of another program is left exactly as it was.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_failed)?;
+        refuse_foreign(&conn, path)?;
         Store::prepare(conn, path.to_path_buf())
     }
 
@@ -115,12 +122,8 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(open_failed)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_failed)?;
+        let conn = open::open_reader(path, BUSY_TIMEOUT).map_err(open_failed)?;
+        refuse_foreign(&conn, path)?;
         let found = schema::user_version(&conn).map_err(open_failed)?;
         let path = path.to_path_buf();
         match found {
@@ -658,6 +661,30 @@ impl Store {
 
     fn no_such_run(&self, run: i64) -> StoreError {
         no_such_run(&self.path, run)
+    }
+}
+
+/// Refuses a file that is another program's SQLite database.
+fn refuse_foreign(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let found = open::foreign_tables(conn).map_err(|source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    match found {
+        None => Ok(()),
+        Some(tables) => {
+            // Quoted and escaped: the names are the file's, not ours.
+            let shown: Vec<String> = tables.iter().take(5).map(|t| format!("{t:?}")).collect();
+            let more = tables.len().saturating_sub(shown.len());
+            let mut list = format!("tables {}", shown.join(", "));
+            if more > 0 {
+                list.push_str(&format!(" and {more} more"));
+            }
+            Err(StoreError::Foreign {
+                path: path.to_path_buf(),
+                tables: list,
+            })
+        }
     }
 }
 

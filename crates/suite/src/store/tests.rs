@@ -605,3 +605,109 @@ fn opening_a_schema_1_store_to_write_moves_its_seed_to_the_new_column() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The files in `dir`, by name, with their bytes and modification times.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>, SystemTime)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+                meta.modified().unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Issue 27 item 8: `run --db` on another program's SQLite file added
+/// netbench's tables, set user_version to 7 and switched it to WAL.
+#[test]
+fn issue27_a_foreign_sqlite_file_is_refused_untouched() {
+    let dir = TempDir::new("foreign");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let path = dir.0.join("app.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE \"users\x1b[31m\" (id INTEGER); INSERT INTO \"users\x1b[31m\" VALUES (1);",
+    )
+    .unwrap();
+    drop(conn);
+    let before = snapshot(&dir.0);
+    for opened in [Store::open(&path), Store::open_existing(&path)] {
+        let Err(e) = opened else {
+            panic!("a foreign file was opened as a store")
+        };
+        assert!(matches!(e, StoreError::Foreign { .. }), "{e}");
+        let said = e.to_string();
+        assert!(
+            said.contains("another program") && said.contains("--db"),
+            "{said}"
+        );
+        assert!(!said.contains('\x1b'), "{said:?}");
+    }
+    assert_eq!(snapshot(&dir.0), before, "the foreign file changed");
+    // An empty file and a netbench store are still welcome.
+    let empty = dir.0.join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    drop(Store::open(&empty).unwrap());
+    drop(Store::open(&empty).unwrap());
+}
+
+/// Issue 27 item 9: a reader of a WAL store made -wal and -shm files beside
+/// it (and failed where it could not). Nothing is written now: the check
+/// holds as root, who may write anything, too.
+#[test]
+fn issue27_reading_a_store_writes_nothing_beside_it() {
+    let dir = TempDir::new("reader");
+    let path = dir.0.join("db.sqlite");
+    let store = Store::open(&path).unwrap();
+    let run = store.begin_run(&new_run("quick")).unwrap();
+    store.set_run_status(run, RunStatus::Complete).unwrap();
+    drop(store);
+    let before = snapshot(&dir.0);
+    assert_eq!(
+        before.len(),
+        1,
+        "a closed store is one file: {:?}",
+        before.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    let store = Store::open_existing(&path).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 1);
+    assert_eq!(store.run(run).unwrap().status, RunStatus::Complete);
+    drop(store);
+    assert_eq!(snapshot(&dir.0), before, "reading wrote beside the store");
+}
+
+/// Issue 27 item 9: a store with a WAL a writer still holds, read by
+/// someone who cannot write its folder, is read through a private copy:
+/// the writer's latest commit is seen, and nothing new appears.
+#[test]
+fn issue27_a_live_wal_is_read_without_writing_the_folder() {
+    let dir = TempDir::new("live-wal");
+    let path = dir.0.join("db.sqlite");
+    let writer = Store::open(&path).unwrap();
+    writer
+        .conn
+        .pragma_update(None, "wal_autocheckpoint", 0)
+        .unwrap();
+    let run = writer.begin_run(&new_run("live")).unwrap();
+    let before = snapshot(&dir.0);
+    assert!(before.iter().any(|f| f.0.ends_with("-wal")));
+    let conn = open::open_reader_as(&path, Duration::from_secs(1), false).unwrap();
+    let reader = Store {
+        conn,
+        path: path.clone(),
+    };
+    assert_eq!(reader.run(run).unwrap().suite, "live");
+    drop(reader);
+    let names =
+        |s: &[(String, Vec<u8>, SystemTime)]| s.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&snapshot(&dir.0)), names(&before));
+    drop(writer);
+}
