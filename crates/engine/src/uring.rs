@@ -349,6 +349,8 @@ impl UringIo {
                     s.send_inflight = false;
                     s.sending.clear();
                     self.send_queued(slot);
+                    // Room again for what the state machine holds back.
+                    events.push(Event::Writable(slot));
                 }
             }
             _ => {}
@@ -385,15 +387,26 @@ impl Read for Received<'_> {
     }
 }
 
-/// A slot's outgoing bytes: taken whole, sent by the ring.
+/// The most a slot queues behind the send under way; a pipeline batch of
+/// requests or the largest WebSocket message fits whole.
+const MAX_QUEUED: usize = 256 * 1024;
+
+/// A slot's outgoing bytes: taken up to [`MAX_QUEUED`], sent by the ring.
 struct Outgoing<'a> {
     slot: &'a mut Slot,
 }
 
 impl Write for Outgoing<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.slot.queued.extend_from_slice(buf);
-        Ok(buf.len())
+        // Bounded like a socket's send buffer: past it the state machine
+        // keeps its bytes until the send under way completes (issue 27).
+        let room = MAX_QUEUED.saturating_sub(self.slot.queued.len());
+        if room == 0 && !buf.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = buf.len().min(room);
+        self.slot.queued.extend_from_slice(&buf[..n]);
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -257,6 +257,11 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             Event::Writable(i) => {
                 if matches!(self.slots[i].link, Link::Up) && self.slots[i].conn.has_output() {
                     self.flush(i);
+                    // What held the next request back may be written now.
+                    if !self.slots[i].conn.has_output() {
+                        let now = self.shared.clock.now();
+                        self.ready_for_more(i, now);
+                    }
                 }
             }
             Event::Readable { slot, closed } => {
@@ -489,7 +494,14 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
     fn ready_for_more(&mut self, i: usize, now: u64) {
         let keepalive = self.shared.plan.keepalive;
         let slot = &self.slots[i];
-        if !matches!(slot.link, Link::Up) || slot.conn.in_flight() > 0 || !slot.conn.set_up() {
+        // Output still unwritten holds the next request back (backpressure):
+        // a server that answers without reading would otherwise grow the
+        // queue without end (issue 27). The writable event brings it back.
+        if !matches!(slot.link, Link::Up)
+            || slot.conn.in_flight() > 0
+            || !slot.conn.set_up()
+            || slot.conn.has_output()
+        {
             return;
         }
         let used_up = match self.shared.plan.requests_per_connection {

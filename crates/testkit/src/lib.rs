@@ -61,6 +61,9 @@ pub enum Behavior {
     Trickle,
     /// 200 text/plain with terminal escape sequences in the body.
     Escapes,
+    /// Accepts a WebSocket upgrade, then sends 125-byte pings without end
+    /// and never reads again (issue 27: the pongs piled up in the client).
+    WsPingFlood,
 }
 
 /// A running test server; it lives until the test process exits.
@@ -246,6 +249,10 @@ fn handle(stream: TcpStream, behavior: Behavior) -> io::Result<()> {
     while let Some(req) = read_request(&mut r)? {
         let ok = |close| answer(200, "text/plain", b"OK", close);
         match behavior {
+            Behavior::WsPingFlood => match &req.ws_key {
+                Some(key) => return ws_server::ping_flood(w, key),
+                None => w.write_all(&answer(400, "text/plain", b"ws only", true))?,
+            },
             Behavior::Good => w.write_all(&ok(req.close))?,
             Behavior::Chunked => w.write_all(
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nO\r\n1\r\nK\r\n0\r\n\r\n",

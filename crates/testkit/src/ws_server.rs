@@ -103,6 +103,23 @@ pub(crate) fn serve(
     }
 }
 
+/// Upgrades the connection whose request carried `key`, then writes pings
+/// of the largest control payload (125 bytes) until the client goes away,
+/// never reading what it sends back.
+pub(crate) fn ping_flood(mut w: TcpStream, key: &str) -> io::Result<()> {
+    let accept = accept_for(key.trim().as_bytes());
+    w.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ")?;
+    w.write_all(&accept)?;
+    w.write_all(b"\r\n\r\n")?;
+    let mut pings = Vec::new();
+    for i in 0..64u8 {
+        frame::write_frame(&mut pings, true, Opcode::Ping, &[i; 125], None);
+    }
+    loop {
+        w.write_all(&pings)?;
+    }
+}
+
 /// Sends a close with `code` and ends the connection.
 fn close(w: &mut TcpStream, code: u16) -> io::Result<()> {
     let mut out = Vec::new();

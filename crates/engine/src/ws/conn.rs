@@ -1,7 +1,7 @@
 //! The per-connection WebSocket state machine: the upgrade request and the
 //! check of its `101`, then one message at a time: a fresh random payload
 //! sent masked, its echo (in one frame or several) compared byte for byte as
-//! it arrives, a server's ping answered with a pong, a close ending the
+//! it arrives, a server's most recent ping answered with a pong, a close ending the
 //! connection. Generic over `Read`/`Write`; it never creates, configures or
 //! closes a socket, like the HTTP one in `conn.rs`.
 
@@ -50,10 +50,18 @@ pub(crate) struct WsConn {
     stage: Stage,
     /// The `Sec-WebSocket-Accept` the current handshake's key calls for.
     accept: [u8; 28],
-    /// Bytes not yet written (the upgrade, a message, pongs); `out_pos` of
-    /// them already are.
+    /// Bytes not yet written (the upgrade, a message, a pong); `out_pos` of
+    /// them already are. Bounded: the worker queues the next message only
+    /// once this is written, and at most one pong is in it.
     out: Vec<u8>,
     out_pos: usize,
+    /// The payload of the one pong still to be queued: the most recent
+    /// ping's. RFC 6455 §5.5.3 lets an endpoint answer only the most recent
+    /// ping, so a server that floods pings and never reads costs one pong,
+    /// not a pile of them (issue 27). Framed into `out` once `out` is
+    /// written.
+    pong: [u8; MAX_CONTROL_PAYLOAD],
+    pong_len: Option<usize>,
     /// Answer bytes that do not yet make a whole `101` head.
     answer: Vec<u8>,
     head: [u8; MAX_HEAD],
@@ -85,6 +93,8 @@ impl WsConn {
             accept: [0; 28],
             out: Vec::new(),
             out_pos: 0,
+            pong: [0; MAX_CONTROL_PAYLOAD],
+            pong_len: None,
             answer: Vec::new(),
             head: [0; MAX_HEAD],
             head_len: 0,
@@ -208,16 +218,11 @@ impl WsConn {
                     self.read = ReadState::Head;
                     match opcode {
                         Opcode::Ping => {
-                            let mask = self.rng.mask();
+                            // Replaces a pong not yet queued: only the most
+                            // recent ping is answered.
                             let len = self.control_len;
-                            let payload = self.control;
-                            frame::write_frame(
-                                self.queue(),
-                                true,
-                                Opcode::Pong,
-                                &payload[..len],
-                                Some(mask),
-                            );
+                            self.pong[..len].copy_from_slice(&self.control[..len]);
+                            self.pong_len = Some(len);
                         }
                         Opcode::Close => return Ok(Flow::Closed),
                         // An unasked pong (a heartbeat) needs nothing.
@@ -346,7 +351,7 @@ impl Protocol for WsConn {
     }
 
     fn has_output(&self) -> bool {
-        self.out_pos < self.out.len()
+        self.out_pos < self.out.len() || self.pong_len.is_some()
     }
 
     fn enqueue(&mut self, req: InFlight, _plan: &ConnPlan<'_>) {
@@ -372,7 +377,16 @@ impl Protocol for WsConn {
 
     fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind> {
         let mut written = 0;
-        while self.out_pos < self.out.len() {
+        loop {
+            if self.out_pos == self.out.len() {
+                // Whole frames only: the pong goes out after what was queued.
+                let Some(len) = self.pong_len.take() else {
+                    break;
+                };
+                let mask = self.rng.mask();
+                let pong = self.pong;
+                frame::write_frame(self.queue(), true, Opcode::Pong, &pong[..len], Some(mask));
+            }
             match io.write(&self.out[self.out_pos..]) {
                 Ok(0) => return Err(ErrorKind::Write),
                 Ok(n) => {
@@ -435,6 +449,7 @@ impl Protocol for WsConn {
         self.stage = Stage::Down;
         self.out.clear();
         self.out_pos = 0;
+        self.pong_len = None;
         self.answer.clear();
         self.head_len = 0;
         self.read = ReadState::Head;
@@ -569,11 +584,36 @@ mod tests {
 
     /// The frame the client queued, unmasked: its head and payload.
     fn sent_frame(c: &WsConn) -> (FrameHead, Vec<u8>) {
-        let bytes = &c.out[c.out_pos..];
+        client_frame(&c.out[c.out_pos..])
+    }
+
+    /// The first client frame in `bytes`, unmasked.
+    fn client_frame(bytes: &[u8]) -> (FrameHead, Vec<u8>) {
         let head = frame::parse_head(bytes, Sender::Client).unwrap().unwrap();
-        let mut payload = bytes[head.head_len..].to_vec();
+        let end = head.head_len + head.len as usize;
+        let mut payload = bytes[head.head_len..end].to_vec();
         frame::apply_mask(&mut payload, head.mask.unwrap(), 0);
         (head, payload)
+    }
+
+    /// What a flush writes when the socket takes everything.
+    fn flushed(c: &mut WsConn) -> Vec<u8> {
+        let mut wire = Vec::new();
+        c.flush(&mut wire).unwrap();
+        wire
+    }
+
+    /// A socket whose send buffer is full: nothing is ever taken.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _buf: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
     }
 
     fn server_frame(fin: bool, opcode: Opcode, payload: &[u8]) -> Vec<u8> {
@@ -624,9 +664,37 @@ mod tests {
         echo.extend(server_frame(true, Opcode::Continuation, &payload[999..]));
         let (_, answers) = read(&mut c, &p, vec![echo], false);
         assert_eq!(answers.0, vec![Ok(())]);
-        let (pong, body) = sent_frame(&c);
+        assert!(c.has_output());
+        let (pong, body) = client_frame(&flushed(&mut c));
         assert_eq!(pong.opcode, Opcode::Pong);
         assert_eq!(body, b"are you there");
+        assert!(!c.has_output());
+    }
+
+    /// Issue 27: a server that floods pings and never reads. Only the most
+    /// recent ping is answered (RFC 6455 §5.5.3), so what waits to be
+    /// written stays one message and one pong however many pings come.
+    #[test]
+    fn a_ping_flood_never_read_keeps_one_pong_waiting() {
+        let p = plan(64, false);
+        let mut c = open_with_message(&p);
+        let bound = c.out.len() + MAX_HEAD + MAX_CONTROL_PAYLOAD;
+        for _ in 0..100 {
+            let pings: Vec<Vec<u8>> = (0..100u8)
+                .map(|i| server_frame(true, Opcode::Ping, &[i; 125]))
+                .collect();
+            let (outcome, _) = read(&mut c, &p, pings, false);
+            assert_eq!(outcome, ReadOutcome::Open);
+            assert_eq!(c.flush(&mut Full), Ok(0));
+            assert!(c.out.len() <= bound, "{} bytes queued", c.out.len());
+        }
+        // Once the server reads: the message, then one pong, the last ping's.
+        let wire = flushed(&mut c);
+        let (message, _) = client_frame(&wire);
+        let (pong, body) = client_frame(&wire[message.head_len + message.len as usize..]);
+        assert_eq!(pong.opcode, Opcode::Pong);
+        assert_eq!(body, [99; 125]);
+        assert_eq!(wire.len(), message.head_len + 64 + pong.head_len + 125);
     }
 
     #[test]
@@ -751,10 +819,11 @@ mod tests {
         let (outcome, _) = read(&mut c, &p, vec![a.to_vec(), b.to_vec()], false);
         assert_eq!(outcome, ReadOutcome::Open);
         assert!(c.set_up());
-        let text = String::from_utf8_lossy(&c.out).into_owned();
+        let wire = flushed(&mut c);
+        let text = String::from_utf8_lossy(&wire).into_owned();
         assert!(text.starts_with("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:1\r\n"));
-        c.out_pos = c.out.iter().position(|&b| b == 0x8A).unwrap();
-        let (pong, body) = sent_frame(&c);
+        let at = wire.iter().position(|&b| b == 0x8A).unwrap();
+        let (pong, body) = client_frame(&wire[at..]);
         assert_eq!((pong.opcode, body.as_slice()), (Opcode::Pong, &b"p"[..]));
     }
 }
