@@ -38,6 +38,14 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
             if stored.status == RunStatus::Complete {
                 bail!("run {id} is already complete; `netbench show {id}` prints it");
             }
+            // Running here means a live netbench holds it (one that died
+            // leaves it reading as interrupted).
+            if stored.status == RunStatus::Running {
+                bail!(
+                    "run {id} is being measured by another netbench right now; wait for it \
+                     to end (`netbench runs` shows its status), or stop that process first"
+                );
+            }
             let suite = Suite::parse(&stored.suite, &stored.suite_toml)
                 .context("the stored suite of that run")?;
             let kept = match (stored.adaptive, stored.repetitions) {

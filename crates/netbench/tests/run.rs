@@ -595,3 +595,63 @@ fn issue27_no_daemon_outlives_a_killed_netbench() {
     remove_logs_of(pid);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn issue26_a_run_whose_netbench_was_killed_reads_interrupted_and_resumes() {
+    let dir = scratch("kill-resume");
+    let (suite, www) = project(&dir);
+    let marker = www.to_string_lossy().into_owned();
+    let mut child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || !processes_with(&marker)
+            .is_empty()),
+        "the server never started"
+    );
+    let pid = child.id();
+    // While it runs, the run reads as running and cannot be resumed twice.
+    let runs = netbench(&dir)
+        .args(["runs", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&runs.stdout).contains("running"),
+        "{}",
+        String::from_utf8_lossy(&runs.stdout)
+    );
+    let twice = netbench(&dir)
+        .args(["run", "--resume", "1", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("another netbench"));
+    child.kill().unwrap(); // SIGKILL: the run's status is never written
+    child.wait().unwrap();
+    let runs = netbench(&dir)
+        .args(["runs", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert!(
+        listed.contains("interrupted") && !listed.contains("running"),
+        "{listed}"
+    );
+    let show = netbench(&dir)
+        .args(["show", "1", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(shown.contains("run 1 · suite one · interrupted"), "{shown}");
+    let resumed = netbench(&dir)
+        .args(["run", "--resume", "1", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&resumed.stdout);
+    assert!(said.contains("run 1 · suite one · complete"), "{said}");
+    remove_logs_of(pid);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,6 +3,7 @@
 //! report can be rebuilt from the file alone. Each record is committed on its
 //! own as soon as it is known, so a crash or Ctrl-C loses nothing finished.
 
+mod liveness;
 mod open;
 mod records;
 mod schema;
@@ -85,6 +86,10 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The lock beside the file that says a run of this process is being
+    /// measured (see [`liveness`]); held from a run's start or resume to
+    /// its end.
+    hold: std::cell::RefCell<Option<liveness::RunHold>>,
 }
 
 impl Store {
@@ -127,7 +132,7 @@ impl Store {
         let found = schema::user_version(&conn).map_err(open_failed)?;
         let path = path.to_path_buf();
         match found {
-            v if v == SCHEMA_VERSION => Ok(Store { conn, path }),
+            v if v == SCHEMA_VERSION => Ok(Store::with(conn, path)),
             v if v > SCHEMA_VERSION => Err(StoreError::NewerSchema { path, found }),
             // An older file is read through an upgraded copy in memory: the
             // file itself stays as it was.
@@ -187,7 +192,66 @@ impl Store {
                 source,
             },
         })?;
-        Ok(Store { conn, path })
+        Ok(Store::with(conn, path))
+    }
+
+    fn with(conn: Connection, path: PathBuf) -> Store {
+        Store {
+            conn,
+            path,
+            hold: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// Holds the run-lock file beside the store for `run` (taking it when
+    /// not held yet): from now on readers see the run as live.
+    fn hold_run(&self, run: Option<i64>) {
+        if self.path == Path::new(":memory:") {
+            return;
+        }
+        let mut hold = self.hold.borrow_mut();
+        if hold.is_none() {
+            *hold = liveness::RunHold::take(&self.path);
+        }
+        if let (Some(h), Some(run)) = (hold.as_mut(), run) {
+            h.name(run);
+        }
+    }
+
+    /// The status as readers should see it: a run marked running that no
+    /// live process holds was interrupted (its netbench was killed).
+    fn live_status(
+        &self,
+        held: &Option<(liveness::Held, Option<i64>)>,
+        id: i64,
+        status: RunStatus,
+    ) -> RunStatus {
+        let Some((held, newest_running)) = held else {
+            return status;
+        };
+        let live = held.runs.contains(&id) || (held.starting && *newest_running == Some(id));
+        if status == RunStatus::Running && !live {
+            RunStatus::Interrupted
+        } else {
+            status
+        }
+    }
+
+    /// Which runs live processes hold, and the newest run marked running;
+    /// None for an in-memory store, whose runs are all this process's.
+    fn held(&self) -> Result<Option<(liveness::Held, Option<i64>)>, StoreError> {
+        if self.path == Path::new(":memory:") {
+            return Ok(None);
+        }
+        let newest: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT max(id) FROM runs WHERE status = 'running'",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(fail(&self.path, "reading which runs are running"))?;
+        Ok(Some((liveness::held(&self.path), newest)))
     }
 
     /// Where the store lives (":memory:" for an in-memory one).
@@ -196,8 +260,13 @@ impl Store {
     }
 
     /// Records the start of a run, with status running; returns its id.
+    /// Until the run's status is set to anything else (or the store is
+    /// dropped, or this process dies), a lock beside the file tells readers
+    /// that the run is live.
     pub fn begin_run(&self, run: &NewRun) -> Result<i64, StoreError> {
-        self.conn
+        self.hold_run(None);
+        let id = self
+            .conn
             .query_row(
                 "INSERT INTO runs (suite, suite_toml, command, started_at, status, environment,
                                    placement, repetitions, work_seed, adaptive_min, adaptive_max,
@@ -222,12 +291,17 @@ impl Store {
                 ],
                 |row| row.get(0),
             )
-            .map_err(fail(&self.path, "recording the start of a run"))
+            .map_err(fail(&self.path, "recording the start of a run"))?;
+        self.hold_run(Some(id));
+        Ok(id)
     }
 
     /// Sets a run's status; any status but running also sets its finished
     /// time to now, and running (a resumed run) clears it.
     pub fn set_run_status(&self, run: i64, status: RunStatus) -> Result<(), StoreError> {
+        if status == RunStatus::Running {
+            self.hold_run(Some(run));
+        }
         let finished_at = (status != RunStatus::Running).then(|| rfc3339(SystemTime::now()));
         let changed = self
             .conn
@@ -238,6 +312,9 @@ impl Store {
             .map_err(fail(&self.path, "setting the status of a run"))?;
         if changed == 0 {
             return Err(self.no_such_run(run));
+        }
+        if status != RunStatus::Running {
+            self.hold.borrow_mut().take();
         }
         Ok(())
     }
@@ -445,7 +522,13 @@ impl Store {
                 })
             })
             .map_err(&failed)?;
-        rows.collect::<Result<_, _>>().map_err(&failed)
+        let mut runs: Vec<RunSummary> = rows.collect::<Result<_, _>>().map_err(&failed)?;
+        // After the statuses, so a run that starts meanwhile is seen held.
+        let held = self.held()?;
+        for r in &mut runs {
+            r.status = self.live_status(&held, r.id, r.status);
+        }
+        Ok(runs)
     }
 
     /// The most recently started run, whatever its status.
@@ -493,6 +576,7 @@ impl Store {
         let Some(mut detail) = head else {
             return Err(self.no_such_run(id));
         };
+        detail.status = self.live_status(&self.held()?, id, detail.status);
 
         let mut stmt = tx
             .prepare(

@@ -700,14 +700,47 @@ fn issue27_a_live_wal_is_read_without_writing_the_folder() {
     let before = snapshot(&dir.0);
     assert!(before.iter().any(|f| f.0.ends_with("-wal")));
     let conn = open::open_reader_as(&path, Duration::from_secs(1), false).unwrap();
-    let reader = Store {
-        conn,
-        path: path.clone(),
-    };
+    let reader = Store::with(conn, path.clone());
     assert_eq!(reader.run(run).unwrap().suite, "live");
     drop(reader);
     let names =
         |s: &[(String, Vec<u8>, SystemTime)]| s.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
     assert_eq!(names(&snapshot(&dir.0)), names(&before));
     drop(writer);
+}
+
+/// Issue 26 item 4: a run whose netbench died stayed `running` forever.
+/// While its writer holds it, readers see it running; once the writer is
+/// gone without finishing it (dropped here; SIGKILL in the binary's tests),
+/// it reads as interrupted, and a resume holds it again.
+#[test]
+fn issue26_a_run_nobody_holds_reads_as_interrupted() {
+    let dir = TempDir::new("held");
+    let path = dir.0.join("db.sqlite");
+    let writer = Store::open(&path).unwrap();
+    let run = writer.begin_run(&new_run("quick")).unwrap();
+    let reader = Store::open_existing(&path).unwrap();
+    assert_eq!(reader.run(run).unwrap().status, RunStatus::Running);
+    assert_eq!(reader.runs().unwrap()[0].status, RunStatus::Running);
+    drop(writer);
+    assert_eq!(reader.run(run).unwrap().status, RunStatus::Interrupted);
+    assert_eq!(reader.runs().unwrap()[0].status, RunStatus::Interrupted);
+    // A file left by a dead writer (the kill test's case) changes nothing.
+    std::fs::write(dir.0.join("db.sqlite.running-1-0"), format!("{run}\n")).unwrap();
+    assert_eq!(reader.run(run).unwrap().status, RunStatus::Interrupted);
+    let resumer = Store::open(&path).unwrap();
+    resumer.set_run_status(run, RunStatus::Running).unwrap();
+    assert!(
+        !dir.0.join("db.sqlite.running-1-0").exists(),
+        "the next writer removes stale files"
+    );
+    assert_eq!(reader.run(run).unwrap().status, RunStatus::Running);
+    resumer.set_run_status(run, RunStatus::Complete).unwrap();
+    assert_eq!(reader.run(run).unwrap().status, RunStatus::Complete);
+    let left: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".running-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
