@@ -19,6 +19,7 @@ pub mod postgres;
 mod runner;
 pub mod sampler;
 mod server;
+pub mod steady;
 pub mod store;
 mod suite;
 mod targets;
