@@ -33,6 +33,7 @@ pub mod significance;
 mod spectrum;
 pub mod stats;
 mod suite_table;
+pub mod tiers;
 mod vendor;
 mod verify_text;
 
