@@ -111,7 +111,7 @@ impl RunHold {
     pub(super) fn name(&mut self, run: i64) {
         let _ = self.file.set_len(0);
         let _ = self.file.seek(SeekFrom::Start(0));
-        let _ = write!(self.file, "{run}\n");
+        let _ = writeln!(self.file, "{run}");
         let _ = self.file.flush();
     }
 }
