@@ -273,6 +273,13 @@ pub(crate) struct RunArgs {
     /// Where suite names are looked up.
     #[arg(long, default_value = "suites")]
     pub suites: PathBuf,
+
+    /// When another run is measuring on this machine, exit (2) at once
+    /// instead of waiting for it to end. Runs take turns through an flock
+    /// on $NETBENCH_LOCK, else /run/lock/netbench.lock, else netbench.lock
+    /// in the temporary folder.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 const VERIFY_HELP: &str = "\

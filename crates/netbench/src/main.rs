@@ -6,6 +6,7 @@ mod durations;
 mod fanout;
 mod launch;
 mod load;
+mod machine_lock;
 mod merge;
 mod output;
 mod pool;

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use netbench_report::write_run_table;
 use netbench_suite::store::{RunStatus, Store};
-use netbench_suite::{run_suite, Repetitions, RunRequest, Suite};
+use netbench_suite::{run_suite, Event, Observer, Repetitions, RunRequest, Suite};
 
 use crate::cli::{RepetitionsArg, RunArgs, ShowArgs, StoreArgs, DEFAULT_DB};
 use crate::exit;
+use crate::machine_lock::MachineLock;
 use crate::run_progress::ConsoleProgress;
 
 pub(crate) fn open(args: &StoreArgs) -> Result<Store> {
@@ -80,6 +81,10 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         .unwrap_or_default();
     let cancel = Arc::new(AtomicBool::new(false));
     crate::signals::stop_on_signals(&cancel)?;
+    let Some(mut lock) = take_machine(args.no_wait, &cancel)? else {
+        eprintln!("netbench: interrupted while waiting for the other run; nothing was started");
+        return Ok(exit::INTERRUPTED);
+    };
     let request = RunRequest {
         suite,
         servers_dir: args.servers.clone(),
@@ -92,8 +97,13 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         cancel,
         ready_within: netbench_suite::READY_WITHIN,
     };
-    let mut progress = ConsoleProgress::new();
+    let mut progress = NotingRun {
+        console: ConsoleProgress::new(),
+        lock: &mut lock,
+        db: &args.store.db,
+    };
     let outcome = run_suite(&request, &mut store, &mut progress)?;
+    drop(lock);
 
     let detail = store.run(outcome.run)?;
     let stdout = std::io::stdout();
@@ -131,6 +141,61 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         }
         _ => exit::FAILURE,
     })
+}
+
+/// The machine's measuring lock: taken at once, or after waiting for the
+/// run that holds it (saying on stderr who that is), or refused with
+/// `--no-wait`; None when a cancel came while waiting.
+fn take_machine(no_wait: bool, cancel: &AtomicBool) -> Result<Option<MachineLock>> {
+    let path = MachineLock::path();
+    let take = || {
+        MachineLock::try_take(&path)
+            .with_context(|| format!("taking the machine's run lock {}", path.display()))
+    };
+    let holder = match take()? {
+        Ok(lock) => return Ok(Some(lock)),
+        Err(holder) => holder,
+    };
+    if no_wait {
+        bail!(
+            "another run is measuring on this machine ({holder}; lock {}); two at once would \
+             skew each other's numbers: try again when it ends, or leave out --no-wait to wait \
+             for it",
+            path.display()
+        );
+    }
+    eprintln!(
+        "netbench: another run is measuring on this machine ({holder}; lock {}); waiting for it \
+         to end (Ctrl-C gives up)",
+        path.display()
+    );
+    loop {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if let Ok(lock) = take()? {
+            eprintln!("netbench: the other run ended; starting");
+            return Ok(Some(lock));
+        }
+    }
+}
+
+/// The console's progress, and the run's id written into the machine lock
+/// for whoever waits.
+struct NotingRun<'a> {
+    console: ConsoleProgress,
+    lock: &'a mut MachineLock,
+    db: &'a Path,
+}
+
+impl Observer for NotingRun<'_> {
+    fn event(&mut self, e: Event<'_>) {
+        if let Event::Started { run, .. } = &e {
+            self.lock.note(*run, self.db);
+        }
+        self.console.event(e);
+    }
 }
 
 pub(crate) fn list(args: StoreArgs) -> Result<u8> {

@@ -42,7 +42,11 @@ fn project(dir: &Path) -> (PathBuf, PathBuf) {
 
 fn netbench(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_netbench"));
-    c.current_dir(dir).stdin(Stdio::null());
+    // Each test's runs take turns through a lock of their own, so that the
+    // tests of this file do not wait for one another (or for a real run).
+    c.current_dir(dir)
+        .stdin(Stdio::null())
+        .env("NETBENCH_LOCK", dir.join("machine.lock"));
     c
 }
 
@@ -655,3 +659,53 @@ fn issue26_a_run_whose_netbench_was_killed_reads_interrupted_and_resumes() {
     remove_logs_of(pid);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn issue27_a_second_run_waits_for_the_first_and_says_who_holds_the_machine() {
+    let dir = scratch("two-runs");
+    let (suite, www) = project(&dir);
+    let marker = www.to_string_lossy().into_owned();
+    let mut first = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "a.sqlite"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || !processes_with(&marker)
+            .is_empty()),
+        "the first run's server never started"
+    );
+    let holder = format!("netbench pid {}, run 1 in ", first.id());
+    let refused = netbench(&dir)
+        .args([
+            "run",
+            suite.to_str().unwrap(),
+            "--db",
+            "b.sqlite",
+            "--no-wait",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("another run is measuring") && said.contains(&holder),
+        "{said}"
+    );
+    let second = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "b.sqlite"])
+        .output()
+        .unwrap();
+    let first_status = first.wait().unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        said.contains("waiting for it") && said.contains(&holder),
+        "{said}"
+    );
+    // It ran after the first had finished: its one server left out, complete.
+    assert_eq!(first_status.code(), Some(1));
+    assert_eq!(second.status.code(), Some(1), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+

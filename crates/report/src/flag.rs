@@ -1,5 +1,5 @@
 //! The marks that qualify a cell's number (C client-bound, ~ noisy, E errors,
-//! F a repetition failed, W verify warnings; P pipelined and K short-lived,
+//! F a repetition failed, L loaded from outside, W verify warnings; P pipelined and K short-lived,
 //! which say what kind of throughput row it is): each one's letter, hover text
 //! and legend wording live here only, so the terminal table, Markdown, the
 //! HTML tables and the charts cannot drift apart on what a mark means.
@@ -17,6 +17,9 @@ pub enum Flag {
     Errors,
     /// At least one repetition failed.
     Failed,
+    /// Other processes on the machine kept [`LOADED_CORES`] or more busy
+    /// during a repetition: the number shares the CPUs with them.
+    Loaded,
     /// A pipelined row: a reference figure, not a throughput to rank against
     /// the others (browsers and proxies do not pipeline).
     Pipelined,
@@ -31,17 +34,24 @@ pub enum Flag {
 impl Flag {
     /// The flags a cell's measurements can set, in the order their marks
     /// are written.
-    pub const MEASURED: [Flag; 4] = [Flag::ClientBound, Flag::Noisy, Flag::Errors, Flag::Failed];
+    pub const MEASURED: [Flag; 5] = [
+        Flag::ClientBound,
+        Flag::Noisy,
+        Flag::Errors,
+        Flag::Failed,
+        Flag::Loaded,
+    ];
 
     /// The flags that say which kind of throughput row a cell is in.
     pub const KIND: [Flag; 2] = [Flag::Pipelined, Flag::ShortLived];
 
     /// Every flag, in the order marks are written (W after the others).
-    pub const ALL: [Flag; 7] = [
+    pub const ALL: [Flag; 8] = [
         Flag::ClientBound,
         Flag::Noisy,
         Flag::Errors,
         Flag::Failed,
+        Flag::Loaded,
         Flag::Pipelined,
         Flag::ShortLived,
         Flag::VerifyWarnings,
@@ -54,6 +64,7 @@ impl Flag {
             Flag::Noisy => '~',
             Flag::Errors => 'E',
             Flag::Failed => 'F',
+            Flag::Loaded => 'L',
             Flag::Pipelined => 'P',
             Flag::ShortLived => 'K',
             Flag::VerifyWarnings => 'W',
@@ -74,6 +85,9 @@ impl Flag {
             Flag::Noisy => "noisy: the repetitions spread more than 5% (CV), too noisy to rank",
             Flag::Errors => "errors: failed checks, timeouts, refused or broken connections",
             Flag::Failed => "a repetition failed",
+            Flag::Loaded => {
+                "loaded: other processes kept half a core or more busy during a repetition"
+            }
             Flag::Pipelined => {
                 "pipelined: a reference figure only; browsers and proxies do not pipeline"
             }
@@ -93,6 +107,7 @@ impl Flag {
             Flag::Noisy => "too noisy to rank (CV > 5%)",
             Flag::Errors => "errors (failed checks, timeouts, refused or broken connections)",
             Flag::Failed => "a repetition failed",
+            Flag::Loaded => "other processes kept half a core or more busy during a repetition",
             Flag::Pipelined => {
                 "pipelined, a reference figure only (browsers and proxies do not pipeline)"
             }
@@ -108,6 +123,7 @@ impl Flag {
             Flag::Noisy => "noisy",
             Flag::Errors => "errors",
             Flag::Failed => "a repetition failed",
+            Flag::Loaded => "loaded from outside",
             Flag::Pipelined => "pipelined (reference only)",
             Flag::ShortLived => "short-lived",
             Flag::VerifyWarnings => "verified with warnings",
@@ -119,6 +135,12 @@ impl Flag {
         format!("{} {}", self.letter(), self.legend())
     }
 }
+
+/// Cores kept busy by other processes during a repetition from which its
+/// cell is marked [`Flag::Loaded`]: twice the runner's quiet threshold
+/// (`netbench_suite::noise::QUIET_THRESHOLD_CORES`), so a cell that started
+/// quiet and then shared its CPUs with half a core of something else says so.
+pub const LOADED_CORES: f64 = 2.0 * netbench_suite::noise::QUIET_THRESHOLD_CORES;
 
 /// The legend of the measured flags, under every table of a stored run.
 pub(crate) fn measured_legend() -> String {
@@ -177,7 +199,8 @@ mod tests {
             measured_legend(),
             "flags: C client-bound in a repetition (the number may be the client's limit), ~ too \
              noisy to rank (CV > 5%), E errors (failed checks, timeouts, refused or broken \
-             connections), F a repetition failed."
+             connections), F a repetition failed, L other processes kept half a core or more \
+             busy during a repetition."
         );
         assert_eq!(
             warnings_legend(),
@@ -185,8 +208,8 @@ mod tests {
         );
         assert_eq!(
             short_key(),
-            "C client-bound, ~ noisy, E errors, F a repetition failed, P pipelined (reference \
-             only), K short-lived, W verified with warnings"
+            "C client-bound, ~ noisy, E errors, F a repetition failed, L loaded from outside, P \
+             pipelined (reference only), K short-lived, W verified with warnings"
         );
         assert_eq!(kind_legend(&["C", "~"]), None);
         assert_eq!(
@@ -201,8 +224,8 @@ mod tests {
             assert_eq!(Flag::from_letter(f.letter()), Some(f));
         }
         assert_eq!(Flag::from_letter('X'), None);
-        assert_eq!(marks(Flag::ALL), "C~EFPKW");
-        assert_eq!(marks(Flag::MEASURED), "C~EF");
+        assert_eq!(marks(Flag::ALL), "C~EFLPKW");
+        assert_eq!(marks(Flag::MEASURED), "C~EFL");
     }
 
     #[test]
@@ -214,7 +237,7 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(letters, ["C", "~", "E", "F", "P", "K", "W"]);
+        assert_eq!(letters, ["C", "~", "E", "F", "L", "P", "K", "W"]);
         assert_eq!(json["F"], "a repetition failed");
     }
 }

@@ -67,6 +67,9 @@ impl CellStats {
             Flag::Noisy => self.noisy(),
             Flag::Errors => self.errors > 0,
             Flag::Failed => self.failed > 0,
+            Flag::Loaded => self
+                .noise
+                .is_some_and(|n| n.other_busy_cores >= crate::flag::LOADED_CORES),
             Flag::Pipelined => self.kind == Some("pipelined"),
             Flag::ShortLived => self.kind == Some("short-lived"),
             Flag::VerifyWarnings => false,
@@ -396,13 +399,13 @@ fn write_control(out: &mut impl Write, run: &RunDetail, t: &RunTable) -> io::Res
     let noisy: Vec<String> = t
         .cells
         .iter()
-        .filter(|(_, c)| c.noisy())
+        .filter(|(_, c)| c.noisy() || c.has(Flag::Loaded))
         .filter_map(|((s, conns, col), c)| {
             Some(format!("  {col} {s} c={conns}: {}", c.noise?.describe()?))
         })
         .collect();
     if !noisy.is_empty() {
-        writeln!(out, "noisy cells and what was going on:")?;
+        writeln!(out, "noisy or loaded cells and what was going on:")?;
         for line in noisy {
             writeln!(out, "{line}")?;
         }
@@ -690,5 +693,42 @@ mod tests {
         assert!(!String::from_utf8(text)
             .unwrap()
             .contains("normalised by the machine-speed control"));
+    }
+
+    /// Issue 27 item 10: the sampler recorded cores kept busy from outside,
+    /// but a cell measured beside another load looked like any other.
+    #[test]
+    fn issue27_a_cell_loaded_from_outside_is_flagged() {
+        let loaded = |server: &str, rep_no: u32, busy: f64| {
+            let mut m = rep(server, rep_no, 100.0, Some(1000.0));
+            if let Some(n) = m.noise.as_mut() {
+                n.other_busy_cores = busy;
+            }
+            m
+        };
+        let t = run_table(&run(vec![
+            loaded("a", 1, 0.1),
+            loaded("a", 2, 0.9),
+            loaded("b", 1, 0.1),
+            loaded("b", 2, 0.2),
+        ]));
+        let cell = |s: &str| &t.cells[&("blank".to_string(), 100, s.to_string())];
+        assert!(cell("a").flags().contains('L'), "{}", cell("a").flags());
+        assert!(!cell("b").flags().contains('L'), "{}", cell("b").flags());
+        let mut text = Vec::new();
+        write_run_table(
+            &mut text,
+            &run(vec![loaded("a", 1, 0.9), loaded("b", 1, 0.0)]),
+        )
+        .unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.contains("L other processes kept half a core"),
+            "{text}"
+        );
+        assert!(
+            text.contains("other processes kept 0.9 cores busy"),
+            "{text}"
+        );
     }
 }
