@@ -215,7 +215,7 @@ pub(crate) fn list(args: StoreArgs) -> Result<u8> {
             out,
             "{:>4}  {:<10}  {:<11}  {}  {} ok, {} failed",
             r.id,
-            r.suite,
+            netbench_report::terminal_safe(&r.suite),
             r.status.as_str(),
             r.started_at,
             r.ok,

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use netbench_suite::{Event, Observer, Stopped};
 
-use netbench_report::{first_line_safe, thousands};
+use netbench_report::{first_line_safe, rest_lines_safe, terminal_safe, thousands};
 
 pub(crate) struct ConsoleProgress {
     /// When the first measurement started: builds and verification before
@@ -74,7 +74,7 @@ impl Observer for ConsoleProgress {
                     "netbench run {run}: {servers} server variants, {cells} measurements{resumed}{estimate}"
                 )
             }
-            Event::Building { server } => write!(err, "build  {server} ... "),
+            Event::Building { server } => write!(err, "build  {} ... ", terminal_safe(server)),
             Event::Built {
                 seconds, cached, ..
             } => {
@@ -84,16 +84,21 @@ impl Observer for ConsoleProgress {
                     writeln!(err, "{seconds:.1}s")
                 }
             }
-            Event::Excluded { server, reason } => {
-                writeln!(err, "LEFT OUT {server}: {}", first_line_safe(reason))
-            }
+            Event::Excluded { server, reason } => writeln!(
+                err,
+                "LEFT OUT {}: {}",
+                terminal_safe(server),
+                first_line_safe(reason)
+            )
+            // A failed build's last output, which the first line announces.
+            .and_then(|()| write!(err, "{}", rest_lines_safe(reason, "    | "))),
             Event::Verified {
                 server,
                 passed,
                 warned,
                 ready_s,
             } => {
-                writeln!(err, "verify {server}: {passed} checks passed, {warned} warned; ready in {ready_s:.2}s")
+                writeln!(err, "verify {}: {passed} checks passed, {warned} warned; ready in {ready_s:.2}s", terminal_safe(server))
             }
             Event::CellStarted { index, total, key } => {
                 self.started.get_or_insert_with(Instant::now);
@@ -101,13 +106,13 @@ impl Observer for ConsoleProgress {
                     err,
                     "[{}] {index:>3}/{total} {}{} {} c={} rep {} ... ",
                     bar(index - 1, total),
-                    key.server,
+                    terminal_safe(&key.server),
                     if key.variant.is_empty() {
                         String::new()
                     } else {
-                        format!(":{}", key.variant)
+                        format!(":{}", terminal_safe(&key.variant))
                     },
-                    key.scenario,
+                    terminal_safe(&key.scenario),
                     key.connections,
                     key.repetition
                 )

@@ -709,3 +709,88 @@ fn issue27_a_second_run_waits_for_the_first_and_says_who_holds_the_machine() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The temporary folders of netbench process `pid` (its logs).
+fn log_folders_of(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("netbench-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Issue 27, low items: a failed build's last output, promised after "the
+/// last of it:", was printed by neither `run` nor `show`; a server named
+/// with terminal escapes recoloured the terminal; every run left an empty
+/// log folder in the temporary folder.
+#[test]
+fn issue27_a_failed_build_shows_its_tail_names_are_escaped_and_no_empty_folder_is_left() {
+    let dir = scratch("tails");
+    let (suite, _) = project(&dir);
+    let evil = "evil\u{1b}[31m";
+    std::fs::create_dir_all(dir.join("servers").join(evil)).unwrap();
+    std::fs::write(
+        dir.join("servers").join(evil).join("server.toml"),
+        format!(
+            "name = \"{}\"\nlanguage = \"sh\"\nframework = \"none\"\ndescription = \"fails to build\"\nmodel = \"event-loop\"\n\
+             build = \"echo compiling; echo 'error: it broke here' >&2; exit 7\"\nrun = \"false\"\n",
+            "evil\\u001b[31m"
+        ),
+    )
+    .unwrap();
+    let child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the last of it:"), "{err}");
+    assert!(err.contains("    | error: it broke here"), "{err}");
+    assert!(stdout.contains("    | error: it broke here"), "{stdout}");
+    assert!(err.contains("LEFT OUT evil\\u{1b}[31m"), "{err}");
+    for text in [&err, &stdout] {
+        assert!(
+            !text.contains('\u{1b}'),
+            "a raw escape was printed: {text:?}"
+        );
+    }
+    let show = netbench(&dir)
+        .args(["show", "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(shown.contains("    | error: it broke here"), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    // The failed build's log is kept (its path is in the message); nothing
+    // else is: the python server's log went with it, and with a build that
+    // succeeds the folder goes too (see below).
+    let folders = log_folders_of(pid);
+    assert!(folders.len() <= 1, "{folders:?}");
+    for f in &folders {
+        let names: Vec<String> = std::fs::read_dir(f)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(names[0].ends_with("-build.log"), "{names:?}");
+    }
+    remove_logs_of(pid);
+    std::fs::remove_dir_all(dir.join("servers").join(evil)).unwrap();
+    let child = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    child.wait_with_output().unwrap();
+    assert!(log_folders_of(pid).is_empty(), "{:?}", log_folders_of(pid));
+    let _ = std::fs::remove_dir_all(&dir);
+}

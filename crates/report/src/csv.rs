@@ -94,10 +94,24 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
     Ok(())
 }
 
-/// A field quoted when it holds a comma, quote or line break.
+/// A text field: neutralised against spreadsheet formulas, then quoted when
+/// it holds a comma, quote or line break. Only names pass through here (a
+/// suite, a test, a server, a metric); numbers are written as they are.
 fn field(s: &str) -> String {
+    let s = formula_safe(s);
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// A name that a spreadsheet would read as a formula (it starts with `=`,
+/// `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, which
+/// spreadsheets read as "text" (OWASP's advice on CSV injection).
+fn formula_safe(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
     } else {
         s.to_string()
     }
@@ -112,5 +126,19 @@ mod tests {
         assert_eq!(field("go-nethttp"), "go-nethttp");
         assert_eq!(field("a,b"), "\"a,b\"");
         assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    /// Issue 27: a server or suite named like a formula ran in the
+    /// spreadsheet that opened the CSV.
+    #[test]
+    fn issue27_names_that_read_as_formulas_are_text() {
+        assert_eq!(field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(field("+1"), "'+1");
+        assert_eq!(field("-cmd|' /C calc'!A0"), "'-cmd|' /C calc'!A0");
+        assert_eq!(field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(field("\tx"), "'\tx");
+        // Names as they usually are, unchanged.
+        assert_eq!(field("go-nethttp"), "go-nethttp");
+        assert_eq!(field("latency_p99.9"), "latency_p99.9");
     }
 }

@@ -12,6 +12,20 @@ pub fn first_line_safe(text: &str) -> String {
     terminal_safe(text.lines().next().unwrap_or(""))
 }
 
+/// The lines after the first, each after `indent` and safe for a terminal,
+/// each ending in a newline; empty for one line. What a reason holds below
+/// its first line is the output it quotes (a failed build's last lines,
+/// announced by "the last of it:").
+pub fn rest_lines_safe(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines().skip(1) {
+        out.push_str(indent);
+        out.push_str(&terminal_safe(line));
+        out.push('\n');
+    }
+    out
+}
+
 /// `text` with every control character but tab written as an escape.
 pub fn terminal_safe(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -45,7 +45,8 @@ pub use compare_shift::RunShift;
 pub use csv::write_csv;
 pub use environment::EnvDifference;
 pub use format::{
-    bytes, first_line_safe, format_duration_ns, terminal_safe, thousands, verdict_line,
+    bytes, first_line_safe, format_duration_ns, rest_lines_safe, terminal_safe, thousands,
+    verdict_line,
 };
 pub use html::write_html;
 pub use kind_idle::{IdleLevelRow, IdleRow};

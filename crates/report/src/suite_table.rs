@@ -12,7 +12,9 @@ use netbench_suite::Suite;
 use serde::Serialize;
 
 use crate::flag::{marks, measured_legend, Flag};
-use crate::format::{first_line_safe, format_duration_ns, thousands, write_columns};
+use crate::format::{
+    first_line_safe, format_duration_ns, rest_lines_safe, terminal_safe, thousands, write_columns,
+};
 use crate::kinds::{in_throughput_tables, kind_of, scenarios};
 use crate::ranking::{rank_row, Standing};
 use crate::stats::{summarize, too_noisy, Summary};
@@ -401,7 +403,12 @@ fn write_control(out: &mut impl Write, run: &RunDetail, t: &RunTable) -> io::Res
         .iter()
         .filter(|(_, c)| c.noisy() || c.has(Flag::Loaded))
         .filter_map(|((s, conns, col), c)| {
-            Some(format!("  {col} {s} c={conns}: {}", c.noise?.describe()?))
+            Some(format!(
+                "  {} {} c={conns}: {}",
+                terminal_safe(col),
+                terminal_safe(s),
+                c.noise?.describe()?
+            ))
         })
         .collect();
     if !noisy.is_empty() {
@@ -416,11 +423,12 @@ fn write_control(out: &mut impl Write, run: &RunDetail, t: &RunTable) -> io::Res
 /// The table as text lines: a header, then a line per test × connections
 /// with `text` of each server's cell.
 fn grid(t: &RunTable, text: impl Fn(Option<&CellStats>) -> String) -> Vec<Vec<String>> {
+    // Names are the servers' folders and the suite's: shown, never obeyed.
     let mut header = vec!["test".to_string(), "connections".to_string()];
-    header.extend(t.columns.iter().cloned());
+    header.extend(t.columns.iter().map(|c| terminal_safe(c)));
     let mut lines = vec![header];
     for (scenario, conns) in &t.rows {
-        let mut line = vec![scenario.clone(), thousands(u64::from(*conns))];
+        let mut line = vec![terminal_safe(scenario), thousands(u64::from(*conns))];
         for col in &t.columns {
             line.push(text(t.cells.get(&(scenario.clone(), *conns, col.clone()))));
         }
@@ -475,7 +483,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         out,
         "run {} · suite {} · {} · started {}{} · {} measurements, {} failed",
         run.id,
-        run.suite,
+        terminal_safe(&run.suite),
         run.status.as_str(),
         run.started_at,
         run.finished_at
@@ -520,8 +528,12 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     if !excluded.is_empty() {
         writeln!(out, "\nleft out:")?;
         for s in excluded {
-            let first = first_line_safe(s.excluded_reason.as_deref().unwrap_or(""));
-            writeln!(out, "  {}: {first}", label(&s.server, &s.variant))?;
+            let reason = s.excluded_reason.as_deref().unwrap_or("");
+            let first = first_line_safe(reason);
+            let name = terminal_safe(&label(&s.server, &s.variant));
+            writeln!(out, "  {name}: {first}")?;
+            // A failed build's output, which its first line announces.
+            write!(out, "{}", rest_lines_safe(reason, "    | "))?;
         }
     }
     let placements = crate::network::placement_table(
@@ -551,12 +563,15 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         writeln!(out, "\nfailed measurements:")?;
         for ((scenario, conns, col), c) in failures {
             let first = first_line_safe(c.failure.as_deref().unwrap_or(""));
+            let (col, scenario) = (terminal_safe(col), terminal_safe(scenario));
             writeln!(out, "  {col} {scenario} c={conns}: {first}")?;
         }
         for (test, conns, server, failure) in kind_failures {
             writeln!(
                 out,
-                "  {server} {test} c={conns}: {}",
+                "  {} {} c={conns}: {}",
+                terminal_safe(server),
+                terminal_safe(test),
                 first_line_safe(failure)
             )?;
         }

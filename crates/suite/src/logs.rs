@@ -1,21 +1,29 @@
 //! Where server and build output goes: one folder per netbench process in the
 //! temporary folder, readable by its owner only, each file created new, so
 //! nobody else can read a server's output or plant a link it is written
-//! through.
+//! through. A log no longer needed is removed with [`remove`], and the
+//! folder with its last log; a log kept for the user (a failed build's) is
+//! cut to its last [`KEPT_MAX`] bytes ([`keep`]).
 
 use std::fs::{DirBuilder, File, OpenOptions};
-use std::io;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-static DIR: OnceLock<PathBuf> = OnceLock::new();
+/// The folder while it exists; None before the first log and after the
+/// last one is removed.
+static DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-/// This process's private log folder, made on first use.
-fn dir() -> io::Result<&'static PathBuf> {
-    if let Some(d) = DIR.get() {
-        return Ok(d);
+/// The most of a kept log left on disk: its end, where a build says what
+/// went wrong. A chatty build once left 96 MB.
+pub(crate) const KEPT_MAX: u64 = 1 << 20;
+
+/// This process's private log folder, made when there is none.
+fn dir(slot: &mut Option<PathBuf>) -> io::Result<PathBuf> {
+    if let Some(d) = slot.as_ref().filter(|d| d.is_dir()) {
+        return Ok(d.clone());
     }
     let base = std::env::temp_dir();
     let mut last = None;
@@ -30,7 +38,10 @@ fn dir() -> io::Result<&'static PathBuf> {
         // mkdir never follows a link at its last component and fails on
         // anything already there: the folder is ours alone.
         match DirBuilder::new().mode(0o700).create(&d) {
-            Ok(()) => return Ok(DIR.get_or_init(|| d)),
+            Ok(()) => {
+                *slot = Some(d.clone());
+                return Ok(d);
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),
         }
@@ -40,7 +51,8 @@ fn dir() -> io::Result<&'static PathBuf> {
 
 /// A new log file named after `stem` in the private folder.
 pub(crate) fn create(stem: &str) -> io::Result<(PathBuf, File)> {
-    let dir = dir()?;
+    let mut slot = DIR.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = dir(&mut slot)?;
     let stem: String = stem
         .chars()
         .map(|c| {
@@ -71,6 +83,38 @@ pub(crate) fn create(stem: &str) -> io::Result<(PathBuf, File)> {
     unreachable!("u32 names run out first")
 }
 
+/// Removes a log, and the folder when it was the last one in it.
+pub(crate) fn remove(log: &Path) {
+    let mut slot = DIR.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = std::fs::remove_file(log);
+    if let Some(d) = slot.as_ref() {
+        // remove_dir fails on a folder that still holds a log: kept.
+        if log.parent() == Some(d.as_path()) && std::fs::remove_dir(d).is_ok() {
+            *slot = None;
+        }
+    }
+}
+
+/// Cuts a log kept for the user to its last [`KEPT_MAX`] bytes, with a
+/// first line that says how much went.
+pub(crate) fn keep(log: &Path) -> io::Result<()> {
+    let len = std::fs::metadata(log)?.len();
+    if len <= KEPT_MAX {
+        return Ok(());
+    }
+    let mut tail = Vec::with_capacity(KEPT_MAX as usize);
+    let mut f = File::open(log)?;
+    f.seek(SeekFrom::Start(len - KEPT_MAX))?;
+    f.read_to_end(&mut tail)?;
+    let mut out = OpenOptions::new().write(true).truncate(true).open(log)?;
+    writeln!(
+        out,
+        "[netbench: the first {} bytes of this log were dropped; the last {KEPT_MAX} follow]",
+        len - KEPT_MAX
+    )?;
+    out.write_all(&tail)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +139,42 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         let mode = std::fs::metadata(&a).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    /// Issue 27: every run left an empty `netbench-PID-*` folder behind.
+    #[test]
+    fn the_folder_goes_with_its_last_log_and_comes_back_for_the_next() {
+        let (a, _) = create("first").unwrap();
+        let (b, _) = create("second").unwrap();
+        let folder = a.parent().unwrap().to_path_buf();
+        remove(&a);
+        assert!(folder.is_dir(), "removed while a log was in it");
+        // Other tests of this process may hold logs in it too: only once
+        // every log is gone does it go.
+        remove(&b);
+        if std::fs::read_dir(&folder).map_or(true, |mut d| d.next().is_none()) {
+            assert!(!folder.exists(), "the empty folder was left behind");
+        }
+        let (c, _) = create("third").unwrap();
+        assert!(c.parent().unwrap().is_dir());
+        remove(&c);
+    }
+
+    #[test]
+    fn a_kept_log_is_cut_to_its_end() {
+        let (log, mut f) = create("kept").unwrap();
+        f.write_all(&vec![b'x'; KEPT_MAX as usize + 10]).unwrap();
+        f.write_all(b"LAST").unwrap();
+        drop(f);
+        keep(&log).unwrap();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.starts_with("[netbench: the first 14 bytes"),
+            "{}",
+            &text[..80]
+        );
+        assert!(text.ends_with("LAST"));
+        assert!(text.len() as u64 <= KEPT_MAX + 100);
+        remove(&log);
     }
 }

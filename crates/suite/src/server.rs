@@ -197,7 +197,10 @@ fn run_step(
         let _ = g.wait();
     }
     let failed = |status: Option<String>| {
-        let (log, tail) = (log.display().to_string(), file_tail(&log));
+        let tail = file_tail(&log);
+        // Kept for the user, its end only: a chatty build once left 96 MB.
+        let _ = crate::logs::keep(&log);
+        let log = log.display().to_string();
         match status {
             Some(status) => BuildError::Failed {
                 name: m.name.clone(),
@@ -218,7 +221,7 @@ fn run_step(
     };
     match status {
         Some(s) if s.success() => {
-            let _ = std::fs::remove_file(&log);
+            crate::logs::remove(&log);
             Ok(BuildReport {
                 duration: started.elapsed(),
             })
@@ -529,7 +532,7 @@ impl RunningServer {
 impl Drop for RunningServer {
     fn drop(&mut self) {
         self.stop(Duration::from_secs(2));
-        let _ = std::fs::remove_file(&self.log);
+        crate::logs::remove(&self.log);
     }
 }
 
