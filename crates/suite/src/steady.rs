@@ -78,9 +78,11 @@
 //!    estimated from the median absolute first difference (a level shift
 //!    moves one difference, so it does not inflate σ). 2 ln n is the BIC
 //!    penalty of a mean shift; 3 leaves flat noisy curves of 60 s in one
-//!    piece in 199 of 200 seeds while a 10% step over 10 windows at 15%
-//!    noise is still found. A segment of one window (a stall, a burst) is
-//!    an outlier, not a level, and is dropped.
+//!    piece in 199 of 200 seeds. A change of level Δ between stretches of
+//!    n₁ and n₂ windows is found when n₁n₂/(n₁+n₂)·Δ² exceeds the penalty:
+//!    between two 10 s stretches at 15% noise, from a change of about 20%.
+//!    A segment of one window (a stall, a burst) is an outlier, not a
+//!    level, and is dropped.
 //! 2. **Equivalence**: adjacent segments whose means differ by at most
 //!    `equivalence` [0.10, ~10%] are merged (closest pair first): a change
 //!    below that is not worth a class on a machine whose windows move 15%.
