@@ -111,6 +111,22 @@ impl ErrorCounts {
         }
     }
 
+    /// Adds `other` in, or None (and self unchanged) when a count would
+    /// overflow: merged counts come from files, which may lie.
+    pub(crate) fn checked_merge(&mut self, other: &ErrorCounts) -> Option<()> {
+        let mut sum = self.0;
+        for (a, b) in sum.iter_mut().zip(other.0) {
+            *a = a.checked_add(b)?;
+        }
+        self.0 = sum;
+        Some(())
+    }
+
+    /// The total, or None when it overflows.
+    pub(crate) fn checked_total(&self) -> Option<u64> {
+        self.0.iter().try_fold(0u64, |t, &n| t.checked_add(n))
+    }
+
     pub fn get(&self, kind: ErrorKind) -> u64 {
         self.0[kind.index()]
     }

@@ -7,16 +7,17 @@ use crate::result::LatencySummary;
 
 /// The largest value kept exactly: one hour. Larger values (possible only in
 /// open loop, where queueing delay counts) are clamped to it.
-const MAX_NS: u64 = 3_600_000_000_000;
+pub(crate) const MAX_NS: u64 = 3_600_000_000_000;
+/// Three significant digits: 45.3 µs stays 45.3 µs.
+pub(crate) const DIGITS: u8 = 3;
 
 #[derive(Debug, Clone)]
 pub(crate) struct LatencyHistogram(Histogram<u64>);
 
 impl LatencyHistogram {
     pub(crate) fn new() -> Self {
-        // Three significant digits: 45.3 µs stays 45.3 µs.
         LatencyHistogram(
-            Histogram::new_with_bounds(1, MAX_NS, 3).expect("constant bounds are valid"),
+            Histogram::new_with_bounds(1, MAX_NS, DIGITS).expect("constant bounds are valid"),
         )
     }
 

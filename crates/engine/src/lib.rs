@@ -40,7 +40,7 @@ pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::{EngineError, ErrorCounts, ErrorKind};
 pub use idle::{run_idle, IdleLevel, IdlePlan, IdlePlanError, IdleResult};
 pub use limits::{raise_fd_limit, FdLimit};
-pub use merge::{merge_parts, union_len_ns, MergeError, Part};
+pub use merge::{merge_parts, parts_apart, union_len_ns, MergeError, Merger, Part};
 pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
 pub use part::{read_part, write_part, PartError, PartFile, PlanSummary, PART_FORMAT};
 pub use plan::{LoadPlan, Pacing, PlanError, RequestTemplate, Stop, WsPlan};

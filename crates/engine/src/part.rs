@@ -14,10 +14,11 @@ use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
-use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::histogram::{LatencyHistogram, DIGITS, MAX_NS};
 use crate::plan::{LoadPlan, Pacing, Stop, WsPlan};
 use crate::result::LoadResult;
 
@@ -121,6 +122,11 @@ pub enum PartError {
     Missing(&'static str),
     #[error("its {0} histogram does not decode: {1}")]
     Decode(&'static str, String),
+    #[error(
+        "its counts do not agree with its histograms ({0}); \
+         the file was edited or damaged: write it again with `netbench load --histogram-out`"
+    )]
+    Inconsistent(String),
     #[error("it could not be written: {0}")]
     Io(#[from] io::Error),
 }
@@ -153,7 +159,7 @@ pub fn write_part(
         .with_max_value_divisor(1e6)
         .begin_log_with(out, &mut serializer)?;
     let len = Duration::from_nanos(to.saturating_sub(from));
-    let empty = Histogram::<u64>::new(3).expect("constant precision is valid");
+    let empty = LatencyHistogram::new().into_inner();
     for (tag, h) in [
         (LATENCY, result.latency_histogram.as_ref()),
         (CONNECT, result.connect_histogram.as_ref()),
@@ -203,9 +209,7 @@ pub fn read_part(bytes: &[u8]) -> Result<PartFile, PartError> {
         let raw = base64::engine::general_purpose::STANDARD
             .decode(interval.encoded_histogram())
             .map_err(|e| PartError::Decode(name, e.to_string()))?;
-        let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut io::Cursor::new(raw))
-            .map_err(|e| PartError::Decode(name, format!("{e:?}")))?;
+        let h = decode_histogram(&raw).map_err(|e| PartError::Decode(name, e))?;
         *slot = Some(h);
     }
     if result.latency_histogram.is_none() {
@@ -214,9 +218,353 @@ pub fn read_part(bytes: &[u8]) -> Result<PartFile, PartError> {
     if result.connect_histogram.is_none() {
         return Err(PartError::Missing(CONNECT));
     }
+    if header.plan.connections != result.configured_connections {
+        return Err(PartError::Inconsistent(format!(
+            "a plan of {} connections, a result of {}",
+            header.plan.connections, result.configured_connections
+        )));
+    }
+    check_counts(&result, header.plan.pipeline).map_err(PartError::Inconsistent)?;
     Ok(PartFile {
         context: header.context,
         plan: header.plan,
         result,
     })
+}
+
+/// HdrHistogram's V2 cookies: a histogram, and one deflated.
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// A V2 histogram's header: cookie, payload length, normalizing offset,
+/// significant digits, lowest and highest value, integer-to-double ratio.
+const V2_HEAD: usize = 40;
+/// A count is a zig-zag LEB128 varint of at most 9 bytes.
+const MAX_VARINT: usize = 9;
+
+/// Decodes one histogram of a part, inflating it with a cap: its header must
+/// name the engine's bounds, and its payload may claim no more bytes than
+/// those bounds' counts can need. hdrhistogram itself allocates whatever the
+/// header claims (up to 4 GiB) before reading a byte of it (issue 27).
+fn decode_histogram(raw: &[u8]) -> Result<Histogram<u64>, String> {
+    use std::io::Read;
+    let be32 = |b: &[u8]| u32::from_be_bytes(b[..4].try_into().expect("4 bytes"));
+    if raw.len() < 8 || be32(raw) != V2_COMPRESSED_COOKIE {
+        return Err("not a compressed V2 histogram".into());
+    }
+    let deflated = &raw[8..];
+    let deflated = &deflated[..(be32(&raw[4..]) as usize).min(deflated.len())];
+    let mut inflate = flate2::read::ZlibDecoder::new(deflated);
+    let mut v2 = vec![0u8; V2_HEAD];
+    inflate
+        .read_exact(&mut v2)
+        .map_err(|e| format!("its header does not inflate: {e}"))?;
+    let be64 = |at: usize| u64::from_be_bytes(v2[at..at + 8].try_into().expect("8 bytes"));
+    if be32(&v2) != V2_COOKIE {
+        return Err("not a V2 histogram inside".into());
+    }
+    let (digits, low, high) = (be32(&v2[12..]), be64(16), be64(24));
+    if (low, high, digits) != (1, MAX_NS, u32::from(DIGITS)) {
+        return Err(format!(
+            "its bounds are {low}..{high} ns at {digits} digits, not netbench's \
+             1..{MAX_NS} at {DIGITS}; were the parts written by different netbench versions?"
+        ));
+    }
+    let claimed = be32(&v2[4..]) as usize;
+    let most = counts_len() * MAX_VARINT;
+    if claimed > most {
+        return Err(format!(
+            "it claims {claimed} bytes of counts, more than its bounds can need ({most})"
+        ));
+    }
+    v2.reserve_exact(claimed);
+    let got = inflate
+        .take(claimed as u64)
+        .read_to_end(&mut v2)
+        .map_err(|e| format!("its counts do not inflate: {e}"))?;
+    if got != claimed {
+        return Err(format!(
+            "it claims {claimed} bytes of counts and holds {got}"
+        ));
+    }
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut io::Cursor::new(v2))
+        .map_err(|e| e.to_string())
+}
+
+/// How many counts a histogram of the engine's bounds holds.
+fn counts_len() -> usize {
+    static LEN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LEN.get_or_init(|| LatencyHistogram::new().into_inner().distinct_values())
+}
+
+/// A part's counts against its own histograms and each other: what a file
+/// edited by hand, or damaged, cannot keep consistent. Every figure the
+/// merge adds must be finite, and the good answers are exactly the latency
+/// histogram's count.
+fn check_counts(r: &LoadResult, pipeline: usize) -> Result<(), String> {
+    let latency = r.latency_histogram.as_ref().map_or(0, Histogram::len);
+    if r.requests != latency {
+        return Err(format!("{} good answers, {latency} latencies", r.requests));
+    }
+    let connect = r.connect_histogram.as_ref().map_or(0, Histogram::len);
+    if r.connects != connect {
+        return Err(format!("{} connects, {connect} connect times", r.connects));
+    }
+    let [from, to] = r.window_unix_ns;
+    if to < from {
+        return Err("its window ends before it starts".into());
+    }
+    // At most one attempt a nanosecond of the window: far above what any
+    // client reaches, and below what a sum of parts could overflow.
+    let attempts = r
+        .errors
+        .iter()
+        .try_fold(r.requests, |sum, (_, n)| sum.checked_add(n))
+        .ok_or("its counts overflow")?;
+    let window = (to - from).max(1);
+    // [0, 0] is a window not recorded (files from before it was).
+    if to != 0 && attempts > window {
+        return Err(format!("{attempts} attempts in a window of {window} ns"));
+    }
+    if r.connections_answered > r.configured_connections as u64 {
+        return Err(format!(
+            "{} connections answered of {}",
+            r.connections_answered, r.configured_connections
+        ));
+    }
+    // Little's law: no more in flight than every connection's pipeline full
+    // (twice that, for the edges of the window).
+    let most = (r.configured_connections.max(1) as f64) * (pipeline.max(1) as f64) * 2.0;
+    if r.achieved_concurrency > most {
+        return Err(format!(
+            "{} in flight on {} connections",
+            r.achieved_concurrency, r.configured_connections
+        ));
+    }
+    let figures = [
+        ("duration", r.duration_s),
+        ("requests per second", r.rps),
+        ("client CPU", r.client_cpu_s),
+        ("process CPU", r.process_cpu_s),
+        ("achieved concurrency", r.achieved_concurrency),
+    ];
+    for (what, v) in figures {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("its {what} is {v}"));
+        }
+    }
+    if let Some(rate) = r.rate {
+        for v in [rate.target_per_s, rate.achieved_per_s, rate.ratio] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("its rate figure is {v}"));
+            }
+        }
+    }
+    for w in &r.workers {
+        for v in [w.cpu_s, w.wall_s, w.loop_busy] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("a worker's figure is {v}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use hdrhistogram::serialization::Serializer as _;
+
+    use super::*;
+    use crate::result::{ClientMemory, LatencySummary, Verdict};
+
+    /// A small result of `requests` good answers over a one-second window.
+    pub(crate) fn result(requests: u64, from: u64) -> LoadResult {
+        let mut latency = LatencyHistogram::new();
+        let mut connect = LatencyHistogram::new();
+        for i in 0..requests {
+            latency.record(1_000 + i);
+        }
+        connect.record(500);
+        LoadResult {
+            interrupted: false,
+            requests,
+            errors: Default::default(),
+            duration_s: 1.0,
+            rps: requests as f64,
+            latency: LatencySummary::default(),
+            connect: LatencySummary::default(),
+            connects: 1,
+            connect_timeouts: 0,
+            bytes_read: 100 * requests,
+            bytes_written: 50 * requests,
+            workers: Vec::new(),
+            client_cpu_s: 0.1,
+            process_cpu_s: 0.2,
+            configured_connections: 1,
+            achieved_concurrency: 0.5,
+            rate: None,
+            verdict: Verdict {
+                client_bound: false,
+                judged: true,
+                reasons: vec!["x".into()],
+                busiest_cpu: 0.0,
+                busiest_loop: 0.0,
+                in_flight: None,
+            },
+            window_unix_ns: [from, from + 1_000_000_000],
+            connections_answered: 1,
+            memory: ClientMemory::default(),
+            io: Default::default(),
+            io_fallback: None,
+            parts: Vec::new(),
+            latency_histogram: Some(latency.into_inner()),
+            connect_histogram: Some(connect.into_inner()),
+        }
+    }
+
+    pub(crate) fn plan() -> PlanSummary {
+        PlanSummary {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            connections: 1,
+            workers: 1,
+            stop: Stop::After(Duration::from_secs(1)),
+            pacing: Pacing::Closed,
+            warmup: Duration::ZERO,
+            timeout: Duration::from_secs(5),
+            keepalive: true,
+            pipeline: 1,
+            requests_per_connection: None,
+            reconnect: true,
+            distinct_requests: 1,
+            ws: None,
+        }
+    }
+
+    fn file(r: &LoadResult) -> String {
+        let mut out = Vec::new();
+        write_part(&mut out, serde_json::json!({}), &plan(), r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The file with its netbench line's JSON changed by `edit`.
+    fn edited(text: &str, edit: impl Fn(&mut serde_json::Value)) -> String {
+        text.lines()
+            .map(|l| match l.strip_prefix("#netbench ") {
+                Some(json) => {
+                    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+                    edit(&mut v);
+                    format!("#netbench {v}")
+                }
+                None => l.to_string(),
+            })
+            .map(|l| l + "\n")
+            .collect()
+    }
+
+    #[test]
+    fn a_part_reads_back() {
+        let back = read_part(file(&result(7, 1_000)).as_bytes()).unwrap();
+        assert_eq!(back.result.requests, 7);
+        assert_eq!(back.result.latency_histogram.unwrap().len(), 7);
+    }
+
+    /// Issue 27: a 2 KB part whose histogram claimed a 256 MiB payload made
+    /// hdrhistogram allocate it before failing.
+    #[test]
+    fn issue_27_a_payload_claim_beyond_the_bounds_is_refused_before_allocating() {
+        use std::io::Write as _;
+        let text = file(&result(3, 1_000));
+        // Rebuild the latency interval with a V2 header claiming 256 MiB.
+        let mut v2 = Vec::new();
+        v2.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        v2.extend_from_slice(&(256u32 << 20).to_be_bytes());
+        v2.extend_from_slice(&0u32.to_be_bytes());
+        v2.extend_from_slice(&u32::from(DIGITS).to_be_bytes());
+        v2.extend_from_slice(&1u64.to_be_bytes());
+        v2.extend_from_slice(&MAX_NS.to_be_bytes());
+        v2.extend_from_slice(&1f64.to_be_bytes());
+        v2.extend_from_slice(&[0; 64]);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&v2).unwrap();
+        let deflated = z.finish().unwrap();
+        let mut raw = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        raw.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        raw.extend_from_slice(&deflated);
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&raw);
+        let bomb: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("Tag=latency,") {
+                    let mut fields: Vec<&str> = l.split(',').collect();
+                    *fields.last_mut().unwrap() = &encoded;
+                    fields.join(",")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(bomb.len() < 4096);
+        let err = read_part(bomb.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("more than its bounds can need"), "{err}");
+        // Other bounds (a histogram of any size) are refused the same way.
+        let err = decode_histogram(&{
+            let mut h = Histogram::<u64>::new_with_bounds(1, u64::MAX, 5).unwrap();
+            h.record(1).unwrap();
+            let mut raw = Vec::new();
+            V2DeflateSerializer::new().serialize(&h, &mut raw).unwrap();
+            raw
+        })
+        .unwrap_err();
+        assert!(err.contains("not netbench's"), "{err}");
+    }
+
+    /// Issue 27: counts a file claims must agree with its histograms and
+    /// fit its window.
+    #[test]
+    fn issue_27_counts_that_disagree_with_the_histograms_are_refused() {
+        let text = file(&result(5, 1_000));
+        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: [(&str, Edit); 6] = [
+            (
+                "good answers",
+                Box::new(|v| v["result"]["requests"] = 1_000_000_000_000u64.into()),
+            ),
+            (
+                "good answers",
+                Box::new(|v| v["result"]["requests"] = u64::MAX.into()),
+            ),
+            (
+                "overflow",
+                Box::new(|v| {
+                    v["result"]["errors"][0] = u64::MAX.into();
+                }),
+            ),
+            (
+                "attempts in a window",
+                Box::new(|v| {
+                    v["result"]["errors"][0] = 1_000_000_000_000u64.into();
+                }),
+            ),
+            (
+                "in flight",
+                Box::new(|v| v["result"]["achieved_concurrency"] = 1e300.into()),
+            ),
+            (
+                "connections",
+                Box::new(|v| v["result"]["configured_connections"] = u64::MAX.into()),
+            ),
+        ];
+        for (says, edit) in cases {
+            let err = read_part(edited(&text, edit).as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{says}: {err}");
+        }
+        // An infinite figure is not JSON at all, so it cannot come in as one.
+        let nan = edited(&text, |v| {
+            v["result"]["duration_s"] = serde_json::Value::Null
+        });
+        assert!(read_part(nan.as_bytes()).is_err());
+    }
 }

@@ -43,6 +43,10 @@ pub struct WorkerReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub client_bound: bool,
+    /// False when nothing was measured to judge by (no attempt at all):
+    /// then `client_bound` is false and the reasons say why.
+    #[serde(default = "judged_by_default")]
+    pub judged: bool,
     /// The evidence, one short phrase each, the deciding ones first.
     pub reasons: Vec<String>,
     /// Highest worker CPU use as a share of one core.
@@ -51,6 +55,11 @@ pub struct Verdict {
     pub busiest_loop: f64,
     /// Achieved ÷ configured concurrency (closed loop only).
     pub in_flight: Option<f64>,
+}
+
+/// Verdicts stored before `judged` existed were all judged.
+fn judged_by_default() -> bool {
+    true
 }
 
 /// Open-loop rate achieved against the target.

@@ -15,7 +15,7 @@ use crate::pacing::Pacer;
 use crate::plan::{LoadPlan, Pacing, Stop};
 use crate::result::{ClientMemory, LoadResult, RateSummary, WorkerReport};
 use crate::uring::uring_refusal;
-use crate::verdict::judge;
+use crate::verdict::{judge, Evidence};
 use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
 
 /// Splits `total` in proportion to `weights` (which sum to `of`), exactly.
@@ -217,13 +217,16 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     } else {
         errors.total() as f64 / attempts as f64
     };
-    let verdict = judge(
-        &workers,
-        plan.reconnect.then_some(plan.connections),
-        achieved_concurrency,
+    let verdict = judge(&Evidence {
+        workers: &workers,
+        kept_busy: plan.reconnect.then_some(plan.connections),
+        achieved: achieved_concurrency,
         rate,
         error_rate,
-    );
+        attempts: requests.saturating_add(errors.total()),
+        ended_by_count: matches!(plan.stop, Stop::Count(_)),
+        apart: None,
+    });
     LoadResult {
         interrupted,
         requests,

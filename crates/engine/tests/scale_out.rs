@@ -121,7 +121,7 @@ fn parts_read_back_unchanged_and_merge_exactly() {
         .iter()
         .map(|p| p.result.latency_histogram.clone().unwrap())
         .collect();
-    let merged = merge_parts(parts.clone(), true).unwrap();
+    let merged = merge_parts(parts.clone(), true, true).unwrap();
 
     assert_eq!(merged.requests, 1500, "the total is the sum of the parts");
     assert_eq!(merged.latency.count, 1500);
@@ -155,7 +155,9 @@ fn a_client_bound_part_flags_the_whole() {
     let server = serve(Behavior::Good);
     let a = run_plan(&count_plan(server.addr, 2, 1, 100));
     let mut b = run_plan(&count_plan(server.addr, 2, 1, 100));
-    b.verdict.client_bound = true;
+    // Its evidence says so (a stored flag alone is not trusted: the merge
+    // judges each part again).
+    b.workers[0].loop_busy = 0.99;
     let merged = merge_parts(
         vec![
             Part {
@@ -167,6 +169,7 @@ fn a_client_bound_part_flags_the_whole() {
                 result: b,
             },
         ],
+        true,
         true,
     )
     .unwrap();
@@ -189,11 +192,12 @@ fn a_client_bound_part_flags_the_whole() {
             result: bare,
         }],
         true,
+        true,
     )
     .unwrap_err();
     assert!(err.to_string().contains("--histogram-out"), "{err}");
     assert!(matches!(
-        merge_parts(Vec::new(), true),
+        merge_parts(Vec::new(), true, true),
         Err(MergeError::NoParts)
     ));
 }

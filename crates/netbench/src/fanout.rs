@@ -255,7 +255,11 @@ pub(crate) fn run_parts(
             result: read_result(&role.out, role, status.as_ref())?,
         });
     }
-    Ok(merge_parts(parts, plan.reconnect)?)
+    Ok(merge_parts(
+        parts,
+        plan.reconnect,
+        matches!(plan.stop, Stop::Count(_)),
+    )?)
 }
 
 fn read_result(

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use netbench_engine::{merge_parts, read_part, Pacing, Part, PartFile, PlanSummary, Stop};
+use netbench_engine::{parts_apart, read_part, Merger, Pacing, Part, PlanSummary, Stop};
 use netbench_report::LoadContext;
 
 use crate::cli::MergeArgs;
@@ -35,8 +35,14 @@ fn differs(a: &PlanSummary, b: &PlanSummary) -> Option<&'static str> {
 /// rates added; the longest duration.
 fn combined(plans: &[PlanSummary]) -> PlanSummary {
     let mut sum = plans[0].clone();
-    sum.connections = plans.iter().map(|p| p.connections).sum();
-    sum.workers = plans.iter().map(|p| p.workers).sum();
+    // Each part's connections agree with its result, which the merge added
+    // with checked arithmetic; workers are counted the same way.
+    sum.connections = plans
+        .iter()
+        .fold(0usize, |n, p| n.saturating_add(p.connections));
+    sum.workers = plans
+        .iter()
+        .fold(0usize, |n, p| n.saturating_add(p.workers));
     sum.stop = match plans[0].stop {
         Stop::Count(_) => Stop::Count(
             plans
@@ -45,7 +51,7 @@ fn combined(plans: &[PlanSummary]) -> PlanSummary {
                     Stop::Count(n) => n,
                     Stop::After(_) => 0,
                 })
-                .sum(),
+                .fold(0u64, u64::saturating_add),
         ),
         Stop::After(_) => Stop::After(
             plans
@@ -72,57 +78,113 @@ fn combined(plans: &[PlanSummary]) -> PlanSummary {
     sum
 }
 
+/// Far above any part file netbench writes (a few kilobytes): a bigger file
+/// is refused before it is read whole.
+const MAX_PART_BYTES: u64 = 64 << 20;
+
+/// What is kept of each part besides what the merger folds in: its plan and
+/// context, for the report's header.
+struct Kept {
+    /// Sorts the parts the same way whatever order they were given in.
+    key: ([u64; 2], u64, String),
+    label: String,
+    plan: PlanSummary,
+    context: serde_json::Value,
+}
+
 pub(crate) fn run(args: MergeArgs) -> Result<u8> {
     let histogram = args
         .histogram_out
         .as_deref()
         .map(output::HistogramOut::open)
         .transpose()?;
-    let mut files: Vec<(String, PartFile)> = Vec::with_capacity(args.files.len());
+    let mut seen: Vec<(std::path::PathBuf, String)> = Vec::with_capacity(args.files.len());
+    let mut kept: Vec<Kept> = Vec::with_capacity(args.files.len());
+    let mut merger: Option<Merger> = None;
+    // Parts are read and folded in one at a time: their histograms are not
+    // all held at once (issue 27).
     for path in &args.files {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let part = read_part(&bytes).with_context(|| format!("reading {}", path.display()))?;
-        if let Some((first_name, first)) = files.first() {
+        let label = path.display().to_string();
+        let real = std::fs::canonicalize(path).with_context(|| format!("reading {label}"))?;
+        if let Some((_, first)) = seen.iter().find(|(p, _)| *p == real) {
+            bail!("{label} is the same file as {first}; give each part once");
+        }
+        seen.push((real, label.clone()));
+        let size = std::fs::metadata(path)
+            .with_context(|| format!("reading {label}"))?
+            .len();
+        if size > MAX_PART_BYTES {
+            bail!(
+                "{label} is {size} bytes, far more than a part file (a few kilobytes); \
+                 give the files `netbench load --histogram-out` wrote"
+            );
+        }
+        let bytes = std::fs::read(path).with_context(|| format!("reading {label}"))?;
+        let part = read_part(&bytes).with_context(|| format!("reading {label}"))?;
+        drop(bytes);
+        if let Some(first) = kept.first() {
             if let Some(what) = differs(&first.plan, &part.plan) {
                 bail!(
-                    "{} and {first_name} ran different loads ({what} differ); merge only the parts of one load",
-                    path.display()
+                    "{label} and {} ran different loads ({what} differ); merge only the parts of one load",
+                    first.label
                 );
             }
         }
-        files.push((path.display().to_string(), part));
+        kept.push(Kept {
+            key: (
+                part.result.window_unix_ns,
+                part.result.requests,
+                label.clone(),
+            ),
+            label: label.clone(),
+            plan: part.plan.clone(),
+            context: part.context,
+        });
+        merger
+            .get_or_insert_with(|| {
+                Merger::new(
+                    part.plan.reconnect,
+                    matches!(part.plan.stop, Stop::Count(_)),
+                )
+            })
+            .add(Part {
+                label,
+                result: part.result,
+            })?;
     }
-    let url = |p: &PartFile| {
+    let merger = merger.context("nothing to merge: give at least one part")?;
+    kept.sort_by(|a, b| a.key.cmp(&b.key));
+    let url = |p: &Kept| {
         p.context
             .get("url")
             .and_then(|u| u.as_str())
             .unwrap_or("?")
             .to_string()
     };
-    let first_url = url(&files[0].1);
-    if let Some((name, _)) = files.iter().find(|(_, p)| url(p) != first_url) {
-        eprintln!("netbench: note: {name} loaded another URL than the first part ({first_url})");
+    let first_url = url(&kept[0]);
+    if let Some(other) = kept.iter().find(|p| url(p) != first_url) {
+        eprintln!(
+            "netbench: note: {} loaded another URL than {} ({first_url})",
+            other.label, kept[0].label
+        );
     }
-    let method = files[0]
-        .1
+    let method = kept[0]
         .context
         .get("method")
         .and_then(|m| m.as_str())
         .unwrap_or("GET")
         .to_string();
-    let work = output::work_of(&files[0].1.context);
-    let plans: Vec<PlanSummary> = files.iter().map(|(_, p)| p.plan.clone()).collect();
+    let work = output::work_of(&kept[0].context);
+    let plans: Vec<PlanSummary> = kept.iter().map(|k| k.plan.clone()).collect();
     let plan = combined(&plans);
     let distinct_requests = plans[0].distinct_requests;
-    let reconnect = plan.reconnect;
-    let parts = files
-        .into_iter()
-        .map(|(label, p)| Part {
-            label,
-            result: p.result,
-        })
-        .collect();
-    let result = merge_parts(parts, reconnect)?;
+    let result = merger.finish()?;
+    if let Some(apart) = parts_apart(&result.parts) {
+        eprintln!(
+            "netbench: warning: the parts did not all run at the same time ({apart}); \
+             throughput is over the time any of them ran, and connections in flight are not judged"
+        );
+    }
     let plan = plan.to_plan();
     let ctx = LoadContext {
         url: &first_url,

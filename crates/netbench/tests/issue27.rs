@@ -128,3 +128,163 @@ fn a_histogram_file_that_fails_after_the_run_keeps_the_result() {
     assert!(result["requests"].as_u64().unwrap() > 0, "{result}");
     assert!(text(&out.stderr).contains("writing the histogram file"));
 }
+
+/// One real part file, written by `load`.
+fn a_part(dir: &std::path::Path, name: &str) -> PathBuf {
+    let server = serve(Behavior::Good);
+    let path = dir.join(name);
+    let out = netbench(&[
+        "load",
+        "--quiet",
+        "-n",
+        "50",
+        "--histogram-out",
+        path.to_str().unwrap(),
+        &server.url("/"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    path
+}
+
+/// A copy of `part` with its netbench line changed by `edit`.
+fn edited(part: &std::path::Path, to: PathBuf, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let text = std::fs::read_to_string(part).unwrap();
+    let out: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("#netbench ") {
+            Some(json) => {
+                let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+                edit(&mut v);
+                format!("#netbench {v}\n")
+            }
+            None => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&to, out).unwrap();
+    to
+}
+
+#[test]
+fn merge_refuses_a_part_given_twice_and_counts_it_cannot_trust() {
+    let dir = scratch("merge-trust");
+    let a = a_part(&dir, "a.hlog");
+    let a_str = a.to_str().unwrap();
+    refused(&netbench(&["merge", a_str, a_str]), "same file");
+    let copy = dir.join("copy.hlog");
+    std::fs::copy(&a, &copy).unwrap();
+    refused(
+        &netbench(&["merge", a_str, copy.to_str().unwrap()]),
+        "same part",
+    );
+
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: [(&str, &str, Edit); 4] = [
+        (
+            "max",
+            "do not agree",
+            Box::new(|v| v["result"]["requests"] = u64::MAX.into()),
+        ),
+        (
+            "tera",
+            "do not agree",
+            Box::new(|v| v["result"]["requests"] = 1_000_000_000_000u64.into()),
+        ),
+        (
+            "errors",
+            "do not agree",
+            Box::new(|v| v["result"]["errors"][0] = u64::MAX.into()),
+        ),
+        (
+            "conns",
+            "do not agree",
+            Box::new(|v| v["result"]["configured_connections"] = u64::MAX.into()),
+        ),
+    ];
+    for (name, says, edit) in cases {
+        let bad = edited(&a, dir.join(format!("{name}.hlog")), edit);
+        refused(&netbench(&["merge", bad.to_str().unwrap()]), says);
+    }
+}
+
+#[test]
+fn merge_does_not_depend_on_order_and_flags_parts_apart_in_time() {
+    let dir = scratch("merge-order");
+    let a = a_part(&dir, "a.hlog");
+    // The same load a minute later: apart in time.
+    let later = edited(&a, dir.join("later.hlog"), |v| {
+        for i in 0..2 {
+            let t = v["result"]["window_unix_ns"][i].as_u64().unwrap();
+            v["result"]["window_unix_ns"][i] = (t + 60_000_000_000).into();
+        }
+    });
+    let (a, later) = (a.to_str().unwrap(), later.to_str().unwrap());
+    let forward = netbench(&["merge", "--json", a, later]);
+    let backward = netbench(&["merge", "--json", later, a]);
+    assert_eq!(forward.status.code(), Some(0), "{}", text(&forward.stderr));
+    assert_eq!(text(&forward.stdout), text(&backward.stdout));
+    let err = text(&forward.stderr);
+    assert!(err.contains("did not all run at the same time"), "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&forward.stdout).unwrap();
+    let reasons = json["verdict"]["reasons"].to_string();
+    assert!(reasons.contains("not judged"), "{reasons}");
+    assert_eq!(json["verdict"]["client_bound"], false, "{reasons}");
+}
+
+/// 1,000 parts used to hold ~540 KB each (544 MB); folded in as they are
+/// read, the merge holds a few megabytes whatever their number.
+#[test]
+fn merge_of_a_thousand_parts_stays_small() {
+    let dir = scratch("merge-many");
+    let a = a_part(&dir, "a.hlog");
+    let text_a = std::fs::read_to_string(&a).unwrap();
+    let mut files = Vec::new();
+    for i in 0..1000u64 {
+        // Distinct parts: windows a nanosecond apart, all overlapping.
+        let path = dir.join(format!("p{i}.hlog"));
+        let out: String = text_a
+            .lines()
+            .map(|l| match l.strip_prefix("#netbench ") {
+                Some(json) => {
+                    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+                    let t = v["result"]["window_unix_ns"][0].as_u64().unwrap();
+                    v["result"]["window_unix_ns"][0] = (t + i).into();
+                    format!("#netbench {v}\n")
+                }
+                None => format!("{l}\n"),
+            })
+            .collect();
+        std::fs::write(&path, out).unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["merge".to_string(), "--json".to_string()];
+    args.extend(files);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 400000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_netbench"))
+        .args(&args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["requests"], 50_000);
+    assert_eq!(json["parts"].as_array().unwrap().len(), 1000);
+}
+
+#[test]
+fn the_verdict_says_not_judged_when_a_rule_has_too_little() {
+    let server = serve(Behavior::Good);
+    // One request for 100 connections.
+    let out = netbench(&["load", "-n", "1", "-c", "100", &server.url("/")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("client-bound: YES"), "{stdout}");
+    assert!(stdout.contains("in flight not judged"), "{stdout}");
+    // A rate over a run that ended by its count.
+    let out = netbench(&["load", "-R", "10", "-n", "3", &server.url("/")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("target rate not judged"), "{stdout}");
+    assert!(!stdout.contains("% of the target rate"), "{stdout}");
+}

@@ -57,7 +57,11 @@ pub fn format_duration_ns(ns: f64) -> String {
 pub fn verdict_line(v: &Verdict) -> String {
     format!(
         "client-bound: {} ({})",
-        if v.client_bound { "YES" } else { "no" },
+        match (v.judged, v.client_bound) {
+            (false, _) => "not judged",
+            (true, true) => "YES",
+            (true, false) => "no",
+        },
         v.reasons.join(", ")
     )
 }
@@ -179,6 +183,7 @@ mod tests {
     fn verdict_lines() {
         let v = Verdict {
             client_bound: false,
+            judged: true,
             reasons: vec![
                 "client CPU 41% of 1 core".into(),
                 "99% of connections in flight".into(),

@@ -101,6 +101,7 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
         "rate": rate,
         "verdict": {
             "client_bound": r.verdict.client_bound,
+            "judged": r.verdict.judged,
             "reasons": r.verdict.reasons,
             "busiest_cpu": r.verdict.busiest_cpu,
             "busiest_loop": r.verdict.busiest_loop,
@@ -123,6 +124,7 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
             "connections_answered": p.connections_answered,
             "peak_rss_bytes": p.peak_rss_bytes,
             "client_bound": p.verdict.client_bound,
+            "judged": p.verdict.judged,
             "reasons": p.verdict.reasons,
         })).collect::<Vec<_>>(),
     })

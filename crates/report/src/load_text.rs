@@ -164,6 +164,16 @@ pub fn write_load_text(
         per_worker.join(", ")
     )?;
     match r.rate {
+        // A run that ended by its count stopped when the count was done,
+        // not after the time the rate was set for: no share of it is
+        // comparable (`-R 10 -n 3` showed 180%).
+        Some(rate) if matches!(ctx.plan.stop, Stop::Count(_)) => writeln!(
+            out,
+            "  {:<12} {:.1} {unit}/s asked; not compared: the run ended by its count, {:.1} in flight on average",
+            "rate",
+            rate.target_per_s,
+            r.achieved_concurrency
+        )?,
         Some(rate) => writeln!(
             out,
             "  {:<12} {:.1} of {:.1} {unit}/s ({:.1}%), {:.1} in flight on average",
@@ -232,10 +242,10 @@ fn write_parts(out: &mut impl Write, r: &LoadResult, short: &str) -> io::Result<
             p.rps,
             at(p.window_unix_ns[0]),
             at(p.window_unix_ns[1]),
-            if p.verdict.client_bound {
-                "CLIENT-BOUND"
-            } else {
-                "not client-bound"
+            match (p.verdict.judged, p.verdict.client_bound) {
+                (false, _) => "client-bound not judged",
+                (true, true) => "CLIENT-BOUND",
+                (true, false) => "not client-bound",
             }
         )?;
     }

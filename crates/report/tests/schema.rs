@@ -112,6 +112,18 @@ fn every_shape_of_result_matches_the_schema() {
     assert_eq!(json["errors"]["ws_handshake"], 4);
     assert_eq!(json["settings"]["distinct_requests"], 0);
     assert_eq!(json["settings"]["ws"]["message_size"], 10);
+
+    // Nothing measured (a server that never answers, cut off by the run's
+    // end): the verdict is not judged (issue 27).
+    let silent = serve(Behavior::Silent);
+    let json = check(&plan(
+        silent.addr,
+        Stop::After(Duration::from_millis(100)),
+        Pacing::Closed,
+    ));
+    assert_eq!(json["attempts"], 0);
+    assert_eq!(json["verdict"]["judged"], false);
+    assert_eq!(json["verdict"]["client_bound"], false);
 }
 
 #[test]
@@ -124,6 +136,8 @@ fn the_schema_refuses_a_broken_document() {
     assert!(!v.is_valid(&json));
     json["errors"].as_object_mut().unwrap().remove("oops");
     assert!(v.is_valid(&json));
+    json["verdict"].as_object_mut().unwrap().remove("judged");
+    assert!(!v.is_valid(&json));
     json.as_object_mut().unwrap().remove("verdict");
     assert!(!v.is_valid(&json));
 }
