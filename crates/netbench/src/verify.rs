@@ -28,6 +28,19 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     opts.database_url = args.database_url.clone();
     opts.ws = args.ws;
     let report = verify(&opts);
+    // The contract says HOST: a server on every address is reachable from
+    // the network. Only this machine's sockets can be seen.
+    if addr.ip().is_loopback() {
+        for any in netbench_suite::listen::wildcard_on_port(addr.port()) {
+            eprintln!(
+                "netbench: warning: port {} is listened on at {any}, every address of this \
+                 machine, not only at {}: the contract says bind to HOST; `netbench run` \
+                 leaves such a server out",
+                addr.port(),
+                addr.ip()
+            );
+        }
+    }
 
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -794,3 +794,73 @@ fn issue27_a_failed_build_shows_its_tail_names_are_escaped_and_no_empty_folder_i
     assert!(log_folders_of(pid).is_empty(), "{:?}", log_folders_of(pid));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 27 item 11: a server bound to every address (0.0.0.0) passed with
+/// no word, though the contract says HOST. `run` leaves it out, `verify`
+/// warns.
+#[test]
+fn issue27_a_server_on_every_address_is_left_out_of_a_run_and_warned_of_by_verify() {
+    let dir = scratch("wildcard");
+    let (suite, www) = project(&dir);
+    std::fs::write(
+        dir.join("servers/py/server.toml"),
+        format!(
+            "name = \"py\"\nlanguage = \"Python\"\nframework = \"http.server\"\ndescription = \"on every address\"\nmodel = \"event-loop\"\n\
+             run = \"python3 -m http.server --bind 0.0.0.0 --directory {} $PORT\"\n",
+            www.display()
+        ),
+    )
+    .unwrap();
+    let out = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("LEFT OUT py: listens on 0.0.0.0:")
+            && err.contains("bind to the address in HOST"),
+        "{err}"
+    );
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new("python3")
+        .args(["-m", "http.server", "--bind", "0.0.0.0", "--directory"])
+        .arg(&www)
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || std::net::TcpStream::connect((
+            "127.0.0.1",
+            port
+        ))
+        .is_ok()),
+        "python never listened"
+    );
+    let verify = netbench(&dir)
+        .args([
+            "verify",
+            &format!("http://127.0.0.1:{port}/"),
+            "--documents",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let err = String::from_utf8_lossy(&verify.stderr);
+    assert!(
+        err.contains(&format!(
+            "warning: port {port} is listened on at 0.0.0.0:{port}"
+        )),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,6 +9,7 @@ pub mod allocator;
 mod cell;
 pub mod environment;
 pub mod kinds;
+pub mod listen;
 mod logs;
 pub mod loopback_probe;
 mod manifest;

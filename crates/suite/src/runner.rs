@@ -390,8 +390,19 @@ fn prepare(
     }
     options.ws = t.manifest.offers(Offer::Ws);
     let report = verify(&options);
+    let wildcard = server.wildcard_listeners();
     server.stop(Duration::from_secs(5));
     record.verify_json = serde_json::to_string(&report).ok();
+    if let Some(any) = wildcard.first() {
+        return Err(excluded(
+            record,
+            format!(
+                "listens on {any}, every address of the machine, where the contract says \
+                 HOST ({}): bind to the address in HOST",
+                addr.ip()
+            ),
+        ));
+    }
     use netbench_contract::CheckStatus::{Fail, Pass, Warn};
     if !report.ok() {
         let reasons: Vec<String> = report

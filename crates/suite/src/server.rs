@@ -493,6 +493,23 @@ impl RunningServer {
         self.child.id() as i32
     }
 
+    /// The addresses of every address of the machine (0.0.0.0, ::) that the
+    /// server's processes listen on, in its network namespace: the contract
+    /// says HOST.
+    pub fn wildcard_listeners(&self) -> Vec<SocketAddr> {
+        let members: Vec<i32> = self.tree.members().into_iter().map(|(p, _)| p).collect();
+        let inodes = crate::listen::socket_inodes(members);
+        let net = PathBuf::from(format!("/proc/{}/net", self.child.id()));
+        let mut found: Vec<SocketAddr> = crate::listen::listeners(&net)
+            .into_iter()
+            .filter(|l| inodes.contains(&l.inode) && l.addr.ip().is_unspecified())
+            .map(|l| l.addr)
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    }
+
     /// How the server ended, if it already has.
     pub fn exited(&mut self) -> Option<String> {
         self.child.try_wait().ok().flatten().map(|s| s.to_string())
