@@ -16,7 +16,7 @@ use crate::fanout::{self, processes_needed, run_parts, Role};
 use crate::load::{resolve, Resolved};
 use crate::output;
 use crate::progress::ProgressLine;
-use crate::sources::{check_ports, ephemeral_ports};
+use crate::sources::{check_local, check_ports, ephemeral_ports};
 use crate::start_at::{ahead_by, late_by, wait_until, MAX_LATE};
 
 pub(crate) fn run(mut args: LoadArgs) -> Result<u8> {
@@ -29,6 +29,7 @@ pub(crate) fn run(mut args: LoadArgs) -> Result<u8> {
     }
     let resolved = resolve(&args)?;
     let plan = &resolved.plan;
+    check_local(&plan.sources).map_err(anyhow::Error::msg)?;
     if let Some(ports) = ephemeral_ports() {
         check_ports(
             plan.connections as u64,
@@ -64,7 +65,15 @@ pub(crate) fn run(mut args: LoadArgs) -> Result<u8> {
     let limit = raise_fd_limit(1).context("reading the open-file limit")?;
     let per_process = limit.max_connections();
     let processes = match args.processes {
-        Some(n) => (n as usize).min(plan.connections),
+        Some(n) if n as usize > plan.connections => {
+            eprintln!(
+                "netbench: --processes {n} is more than the {} connections; running {} \
+                 (a process needs a connection)",
+                plan.connections, plan.connections
+            );
+            plan.connections
+        }
+        Some(n) => n as usize,
         None => processes_needed(plan.connections, per_process),
     };
     let biggest = plan.connections.div_ceil(processes) as u64;

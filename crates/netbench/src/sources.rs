@@ -15,6 +15,21 @@ pub(crate) fn parse_source_arg(s: &str) -> Result<Sources, String> {
     parse_sources(s).map(Sources)
 }
 
+/// Every source address must be one this machine has: otherwise each
+/// connect from it fails, and the run measures nothing but connect errors.
+/// Checked before the run by binding a port on each (released at once).
+pub(crate) fn check_local(sources: &[IpAddr]) -> Result<(), String> {
+    for &ip in sources {
+        if let Err(e) = std::net::TcpListener::bind(std::net::SocketAddr::new(ip, 0)) {
+            return Err(format!(
+                "--source {ip} is not usable here ({e}); give addresses this machine has \
+                 (`ip addr` lists them), such as 127.0.0.1-127.0.0.8 for a local target"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A list of addresses and ranges: `127.0.0.1-127.0.0.8,10.0.0.5`.
 pub(crate) fn parse_sources(s: &str) -> Result<Vec<IpAddr>, String> {
     let mut out = Vec::new();

@@ -288,3 +288,73 @@ fn the_verdict_says_not_judged_when_a_rule_has_too_little() {
     assert!(stdout.contains("target rate not judged"), "{stdout}");
     assert!(!stdout.contains("% of the target rate"), "{stdout}");
 }
+
+#[test]
+fn an_unusable_source_address_is_usage_before_the_run() {
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine.
+    let out = netbench(&[
+        "load",
+        "-d",
+        "5s",
+        "--source",
+        "192.0.2.1",
+        "http://127.0.0.1:9/",
+    ]);
+    refused(&out, "--source 192.0.2.1 is not usable here");
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr).lines().count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn more_processes_than_connections_says_it_caps() {
+    let server = serve(Behavior::Good);
+    let out = netbench(&[
+        "load",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "--processes",
+        "4",
+        &server.url("/"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--processes 4 is more than the 2 connections; running 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_damaged_part_is_described_not_debug_printed() {
+    let dir = scratch("merge-damaged");
+    let a = a_part(&dir, "a.hlog");
+    let text_a = std::fs::read_to_string(&a).unwrap();
+    // The latency histogram cut short.
+    let cut: String = text_a
+        .lines()
+        .map(|l| {
+            if l.starts_with("Tag=latency,") {
+                format!("{}\n", &l[..l.len() - 40])
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let bad = dir.join("cut.hlog");
+    std::fs::write(&bad, cut).unwrap();
+    let out = netbench(&["merge", bad.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("latency histogram does not decode"), "{err}");
+    assert!(
+        !err.contains("Custom {") && !err.contains("IoError("),
+        "{err}"
+    );
+}
