@@ -17,7 +17,7 @@ use netbench_contract::Client;
 
 use crate::manifest::ServerManifest;
 use crate::placement::cpu_set;
-use crate::tree::Tree;
+use crate::tree::{Adopted, Tree};
 
 /// How much of a failing build's or server's output a message shows.
 const TAIL: usize = 2000;
@@ -170,9 +170,16 @@ fn run_step(
     tree.set_group(child.id());
     // Should netbench die during the step, the guard stops its tree.
     let mut guard = spawn_guard(Some(child.id()), Some(&tree), Cleanup::Nothing);
+    let mut adopted = Adopted::default();
+    let mut polls = 0u32;
     let status = loop {
         if let Ok(Some(status)) = child.try_wait() {
             break Some(status);
+        }
+        // Twice a second: the scan reads every process's environment.
+        polls += 1;
+        if polls % 10 == 0 {
+            tree.reap_exited(child.id(), &mut adopted);
         }
         let cancelled = cancel.load(Ordering::Relaxed);
         if cancelled || started.elapsed() > timeout {

@@ -148,6 +148,41 @@ impl Tree {
     }
 }
 
+/// The members of a tree seen alive, with their start times, so that those
+/// that come to netbench as orphans are reaped as soon as they exit. Without
+/// it such an orphan stays a zombie until the step ends, and a server's own
+/// test that waits for its processes to be gone (`kill -0`, which a zombie
+/// passes) fails: php-fpm's did, under `make test` (issue 26).
+#[derive(Debug, Default)]
+pub(crate) struct Adopted {
+    seen: HashMap<i32, u64>,
+}
+
+impl Tree {
+    /// Notes the tree's live members and reaps those of them that have
+    /// exited as this process's children, `leader` excepted (its `Child`
+    /// reaps it). A zombie is reaped only when its pid and start time are
+    /// those of a member seen alive, so a reused pid of another child of
+    /// netbench is never taken from its owner.
+    pub(crate) fn reap_exited(&self, leader: u32, adopted: &mut Adopted) {
+        let me = std::process::id() as i32;
+        for (pid, _) in self.members() {
+            if pid == leader as i32 {
+                continue;
+            }
+            if let Some(st) = read_stat(pid) {
+                adopted.seen.insert(pid, st.start);
+            }
+        }
+        adopted.seen.retain(|&pid, &mut start| match read_stat(pid) {
+            None => false,
+            Some(st) if st.start != start => false,
+            Some(st) if st.zombie && st.ppid == me => !reaped(pid),
+            Some(_) => true,
+        });
+    }
+}
+
 /// Waits for `pid`, a child of this process, without blocking; true once
 /// it is gone (reaped now, or not a child any more).
 fn reaped(pid: i32) -> bool {
@@ -158,10 +193,13 @@ fn reaped(pid: i32) -> bool {
 }
 
 /// The fields of /proc/<pid>/stat a tree needs.
+#[derive(Debug, PartialEq)]
 struct Stat {
     ppid: i32,
     pgrp: i32,
     zombie: bool,
+    /// Clock ticks after boot: with the pid, names one process for good.
+    start: u64,
 }
 
 fn read_stat(pid: i32) -> Option<Stat> {
@@ -173,10 +211,15 @@ fn parse_stat(line: &str) -> Option<Stat> {
     let (_, rest) = line.rsplit_once(')')?;
     let mut f = rest.split_whitespace();
     let state = f.next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    // Field 22 (starttime) is the 17th after pgrp (field 5).
+    let start = f.nth(16)?.parse().ok()?;
     Some(Stat {
         zombie: state == "Z" || state == "X",
-        ppid: f.next()?.parse().ok()?,
-        pgrp: f.next()?.parse().ok()?,
+        ppid,
+        pgrp,
+        start,
     })
 }
 
@@ -209,11 +252,13 @@ mod tests {
 
     #[test]
     fn stat_fields_after_a_name_with_parentheses() {
-        let s = parse_stat("42 (a (b) c) Z 7 9 11 0 -1").unwrap();
+        let rest = "11 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0";
+        let s = parse_stat(&format!("42 (a (b) c) Z 7 9 {rest}")).unwrap();
         assert!(s.zombie);
-        assert_eq!((s.ppid, s.pgrp), (7, 9));
-        let s = parse_stat("42 (sleep) S 1 42 42 0").unwrap();
+        assert_eq!((s.ppid, s.pgrp, s.start), (7, 9, 12345));
+        let s = parse_stat(&format!("42 (sleep) S 1 42 {rest}")).unwrap();
         assert!(!s.zombie);
+        assert_eq!(parse_stat("42 (sleep) S 1 42 42 0"), None);
     }
 
     #[test]

@@ -205,3 +205,22 @@ fn issue27_a_daemon_a_build_left_behind_is_stopped() {
     assert_eq!(processes_with(&marker), 0, "the build's daemon outlived it");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 26: php-fpm's own test stops its server and waits for every
+/// process to be gone (`kill -0`, which a zombie passes). As netbench is a
+/// subreaper, its orphans came to the step's runner and stayed zombies
+/// until the step ended, so the test failed under `make test`. An orphan
+/// that exits during a step is reaped while the step still runs.
+#[test]
+fn issue26_an_orphan_that_exits_during_a_step_is_reaped_at_once() {
+    let dir = scratch("orphan-reaped");
+    let m = manifest(
+        &dir,
+        "run = \"x\"\nbuild = \"(setsid sh -c 'echo $$ >orphan.pid; exec sleep 1' </dev/null >/dev/null 2>&1 &); \
+         sleep 0.3; p=$(cat orphan.pid); i=0; \
+         while kill -0 $p 2>/dev/null; do i=$((i+1)); [ $i -gt 60 ] && exit 7; sleep 0.1; done\"",
+    );
+    let built = build(&dir, &m, &AtomicBool::new(false));
+    assert!(built.is_ok(), "the step saw its orphan linger: {built:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
