@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, WorkGenerator};
 use netbench_suite::postgres::PrivatePostgres;
@@ -28,14 +28,26 @@ fn client(addr: SocketAddr) -> Client {
 /// Everything wrong with one server, or nothing. `database_url` is the
 /// private PostgreSQL that servers offering db read (their own tests see it
 /// too, as DATABASE_URL).
-fn check_server(dir: &Path, m: &ServerManifest, database_url: Option<&str>) -> Vec<String> {
+fn check_server(
+    dir: &Path,
+    m: &ServerManifest,
+    database_url: Option<&str>,
+    took: &mut Took,
+) -> Vec<String> {
     let mut problems = Vec::new();
-    if let Err(e) = build(dir, m, &AtomicBool::new(false)) {
+    let mut lap = Instant::now();
+    let build = build(dir, m, &AtomicBool::new(false));
+    took.build = lap.elapsed();
+    if let Err(e) = build {
         return vec![e.to_string()];
     }
-    if let Err(e) = run_tests(dir, m, &AtomicBool::new(false)) {
+    lap = Instant::now();
+    let tests = run_tests(dir, m, &AtomicBool::new(false));
+    took.tests = lap.elapsed();
+    if let Err(e) = tests {
         problems.push(e.to_string());
     }
+    lap = Instant::now();
     let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
     let spec = StartSpec {
         env: database_url
@@ -63,6 +75,8 @@ fn check_server(dir: &Path, m: &ServerManifest, database_url: Option<&str>) -> V
         }
     }
     server.stop(Duration::from_secs(5));
+    took.verify = lap.elapsed();
+    lap = Instant::now();
 
     // The NetBenchmarks compatibility mode: `/` as /blank (0) or /work (1).
     let mut case = WorkGenerator::new(7, 10);
@@ -101,7 +115,31 @@ fn check_server(dir: &Path, m: &ServerManifest, database_url: Option<&str>) -> V
             ));
         }
     }
+    took.modes = lap.elapsed();
     problems
+}
+
+/// Where one server's check spent its time, printed so that a slow
+/// `make test` says which server and which step to look at.
+#[derive(Default)]
+struct Took {
+    build: Duration,
+    tests: Duration,
+    verify: Duration,
+    modes: Duration,
+}
+
+impl std::fmt::Display for Took {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "build {:.1} s, own tests {:.1} s, start and verify {:.1} s, `/` modes {:.1} s",
+            self.build.as_secs_f64(),
+            self.tests.as_secs_f64(),
+            self.verify.as_secs_f64(),
+            self.modes.as_secs_f64()
+        )
+    }
 }
 
 #[test]
@@ -120,9 +158,10 @@ fn every_reference_server_builds_and_conforms() {
     }
     let mut failures = Vec::new();
     for (dir, m) in &servers {
-        let problems = check_server(dir, m, database_url.as_deref());
+        let mut took = Took::default();
+        let problems = check_server(dir, m, database_url.as_deref(), &mut took);
         eprintln!(
-            "{}: {}",
+            "{}: {} ({took})",
             m.name,
             if problems.is_empty() {
                 "conforms"
