@@ -360,6 +360,7 @@ pub(crate) mod testing {
             facts,
             server_cpu_s: None,
             network: None,
+            warmup: None,
         }
     }
 

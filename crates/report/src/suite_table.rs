@@ -614,6 +614,7 @@ mod tests {
             facts: None,
             server_cpu_s: None,
             network: None,
+            warmup: None,
         }
     }
 

@@ -73,6 +73,7 @@ fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOu
             facts: None,
             server_cpu_s: None,
             network: None,
+            warmup: None,
         },
         result: None,
     }))
@@ -258,6 +259,7 @@ pub fn run_cell(
         facts: measured.facts,
         server_cpu_s: measured.server_cpu_s,
         network: Some(network),
+        warmup: None,
     };
     CellOutcome::Done(Box::new(Measured {
         record,

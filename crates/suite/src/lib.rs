@@ -21,6 +21,7 @@ mod runner;
 pub mod sampler;
 mod server;
 pub mod steady;
+pub mod warm;
 pub mod store;
 mod suite;
 mod targets;

@@ -398,9 +398,9 @@ impl Store {
                                            other_busy_before_cores, quiet_wait_s, facts,
                                            server_cpu_s, net_placement, net_server_addr,
                                            net_client_addr, net_mtu, net_bandwidth_bps,
-                                           net_burst_bytes, probe_loopback_ns)
+                                           net_burst_bytes, probe_loopback_ns, warmup)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
+                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
                  ON CONFLICT (run_id, server, variant, scenario, connections, repetition) DO UPDATE SET
                      status = excluded.status,
                      failure = excluded.failure,
@@ -424,7 +424,8 @@ impl Store {
                      net_mtu = excluded.net_mtu,
                      net_bandwidth_bps = excluded.net_bandwidth_bps,
                      net_burst_bytes = excluded.net_burst_bytes,
-                     probe_loopback_ns = excluded.probe_loopback_ns
+                     probe_loopback_ns = excluded.probe_loopback_ns,
+                     warmup = excluded.warmup
                  RETURNING id",
                 params![
                     run,
@@ -458,6 +459,9 @@ impl Store {
                     net.and_then(|n| n.bandwidth).map(|b| to_i64(b.bits_per_s)),
                     net.and_then(|n| n.burst_bytes).map(to_i64),
                     m.noise.and_then(|n| n.probe_loopback_ns),
+                    m.warmup
+                        .as_ref()
+                        .and_then(|w| serde_json::to_string(w).ok()),
                 ],
                 |row| row.get(0),
             )
@@ -612,7 +616,7 @@ impl Store {
                         probe_server_ns, probe_client_ns, probe_drift, steal, other_busy_cores,
                         other_busy_before_cores, quiet_wait_s, facts, server_cpu_s,
                         net_placement, net_server_addr, net_client_addr, net_mtu,
-                        net_bandwidth_bps, net_burst_bytes, probe_loopback_ns
+                        net_bandwidth_bps, net_burst_bytes, probe_loopback_ns, warmup
                  FROM measurements WHERE run_id = ?1
                  ORDER BY server, variant, scenario, connections, repetition",
             )
@@ -644,6 +648,10 @@ impl Store {
                         .and_then(|j| serde_json::from_str(&j).ok()),
                     server_cpu_s: row.get(21)?,
                     network: read_network(row, 22)?,
+                    // Like facts: a record this code cannot read is left out.
+                    warmup: row
+                        .get::<_, Option<String>>("warmup")?
+                        .and_then(|j| serde_json::from_str(&j).ok()),
                 })
             })
             .map_err(&failed)?

@@ -200,6 +200,44 @@ pub struct Measurement {
     /// bandwidth (None for a failed cell, and before schema 6, when every
     /// cell was on loopback).
     pub network: Option<crate::netns::NetworkPath>,
+    /// The warm phase before the measured window, when the suite warms
+    /// until steady (None otherwise, and before schema 8).
+    pub warmup: Option<WarmUp>,
+}
+
+/// Whether a cell's server process was started for it or served earlier
+/// cells of its round (a suite's `[warmup] process`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessUse {
+    /// Started for this cell.
+    Fresh,
+    /// Warm from the earlier cells of its server's round.
+    Reused,
+}
+
+/// What the warm phase before a cell saw (issue 28): the throughput of each
+/// window since it began, when the online rule judged it steady, and the
+/// class of the whole curve (`steady.rs`). Stored as JSON.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WarmUp {
+    pub process: ProcessUse,
+    /// For a fresh process: from its start to its first answer.
+    pub ready_s: Option<f64>,
+    /// From the server process's start to the first warm window's start
+    /// (the x offset of the curve on a time-since-start axis).
+    pub since_start_s: f64,
+    pub window_s: f64,
+    /// Requests/s of each window, in order.
+    pub curve: Vec<f64>,
+    /// When the online rule judged it steady, from the first window; None
+    /// when it never did (the cell was measured at the cap: `capped`).
+    pub settled_s: Option<f64>,
+    pub capped: bool,
+    /// flat, warmed, slowdown or no-steady-state (`SteadyClass::as_str`).
+    pub class: String,
+    /// Where the whole curve's last level began, by the classification.
+    pub steady_from_s: Option<f64>,
 }
 
 /// A line of the list of runs.

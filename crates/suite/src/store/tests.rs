@@ -117,6 +117,17 @@ fn ok(key: CellKey, samples: usize) -> Measurement {
             bandwidth: crate::netns::parse_bandwidth("1gbit").ok(),
             burst_bytes: Some(125_000),
         }),
+        warmup: Some(WarmUp {
+            process: ProcessUse::Fresh,
+            ready_s: Some(0.25),
+            since_start_s: 0.3,
+            window_s: 0.5,
+            curve: vec![800.0, 4_000.0, 21_000.0, 21_500.0],
+            settled_s: Some(2.0),
+            capped: false,
+            class: "warmed".to_string(),
+            steady_from_s: Some(1.0),
+        }),
     }
 }
 
@@ -136,6 +147,7 @@ fn failed(key: CellKey, why: &str) -> Measurement {
         facts: None,
         server_cpu_s: None,
         network: None,
+        warmup: None,
     }
 }
 
@@ -306,6 +318,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
         assert_eq!(stored.samples, r.samples);
         assert_eq!(stored.noise, r.noise);
         assert_eq!(stored.network, r.network);
+        assert_eq!(stored.warmup, r.warmup);
     }
     assert_eq!(
         detail.measurements[0].started_at,
