@@ -14,10 +14,12 @@ use crate::loopback_probe;
 use crate::netns::{Namespace, NetPlacement, NetworkPath};
 use crate::noise::{self, Noise};
 use crate::sampler::Sampler;
+use crate::server::RunningServer;
 use crate::server::{free_port, start, StartSpec};
-use crate::store::{rfc3339, CellKey, Measurement, MeasurementStatus, Sample};
+use crate::store::{rfc3339, CellKey, Measurement, MeasurementStatus, Sample, WarmUp};
 use crate::suite::Scenario;
 use crate::targets::Target;
+use crate::warm::{warm_until_steady, Warm};
 
 /// How long a fresh server may take to answer its first request, unless
 /// the caller says otherwise.
@@ -56,7 +58,8 @@ pub struct Measured {
     pub result: Option<LoadResult>,
 }
 
-fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOutcome {
+/// A cell that failed before or while it measured, with its reason.
+pub(crate) fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOutcome {
     CellOutcome::Done(Box::new(Measured {
         record: Measurement {
             id: None,
@@ -82,54 +85,137 @@ fn failed(key: CellKey, why: String, started: Instant, at: SystemTime) -> CellOu
 /// The requests of a scenario, for a server at `addr`.
 pub type RequestsFor<'a> = dyn Fn(&Url) -> Vec<RequestTemplate> + 'a;
 
-/// Runs one cell. Never panics on a misbehaving server: every problem is a
-/// failed record with its reason.
+/// A server process started for one cell, or for every cell of its
+/// server's round (a suite's `[warmup] process = "round"`).
+pub struct Session {
+    // Declared before the namespace, so the server stops before the
+    // namespace is deleted.
+    server: RunningServer,
+    namespace: Option<Namespace>,
+    addr: SocketAddr,
+    network: NetworkPath,
+    /// When the process was started: the x origin of its warm-up curves.
+    spawned: Instant,
+    /// From the start to the first answer.
+    ready: Duration,
+    /// Cells measured on it so far.
+    served: usize,
+}
+
+impl Session {
+    /// Starts `target` for cells placed as `scenario` is, and waits until
+    /// it answers.
+    pub fn start(
+        env: &CellEnv<'_>,
+        target: &Target,
+        scenario: &Scenario,
+    ) -> Result<Session, String> {
+        // A namespace of the cell's own: every cell starts from the same
+        // clean link, queue and counters.
+        let namespace = match scenario.placement {
+            NetPlacement::Loopback => None,
+            NetPlacement::Netns => {
+                Some(Namespace::create(scenario.bandwidth).map_err(|e| e.to_string())?)
+            }
+        };
+        let network = namespace
+            .as_ref()
+            .map_or_else(NetworkPath::loopback, |ns| ns.path.clone());
+        // Any free port will do inside a fresh namespace too.
+        let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let addr = SocketAddr::new(network.server_addr, port);
+        let spec = StartSpec {
+            addr,
+            args: target.args.clone(),
+            env: target.env.iter().chain(env.backend_env).cloned().collect(),
+            cpus: env.server_cpus.map(<[usize]>::to_vec),
+            netns: namespace.as_ref().map(Namespace::file),
+        };
+        let spawned = Instant::now();
+        let mut server = start(&target.dir, &target.manifest, &spec).map_err(|e| e.to_string())?;
+        let ready = server
+            .wait_ready(env.ready_within)
+            .map_err(|e| e.to_string())?;
+        Ok(Session {
+            server,
+            namespace,
+            addr,
+            network,
+            spawned,
+            ready,
+            served: 0,
+        })
+    }
+
+    /// Whether the process has exited (it crashed, or was never usable).
+    pub fn exited(&mut self) -> bool {
+        self.server.exited().is_some()
+    }
+
+    /// The server's process group, to leave out of the quiet wait of a
+    /// cell that reuses it.
+    pub fn pid(&self) -> i32 {
+        self.server.pid()
+    }
+
+    pub fn stop(mut self) {
+        self.server.stop(Duration::from_secs(5));
+    }
+}
+
+/// Runs one cell on a server process of its own. Never panics on a
+/// misbehaving server: every problem is a failed record with its reason.
 pub fn run_cell(
     env: &CellEnv<'_>,
     target: &Target,
     scenario: &Scenario,
     key: CellKey,
     requests: &RequestsFor<'_>,
+    warm: &Warm,
 ) -> CellOutcome {
     // Another process keeping the CPUs busy would be measured along with
     // the server: wait, a bounded time, for it to stop, and say so.
-    let (busy_before, quiet_wait) =
-        noise::wait_for_quiet(env.quiet_wait, env.backend_pgids, env.cancel);
+    let quiet = noise::wait_for_quiet(env.quiet_wait, env.backend_pgids, env.cancel);
+    let (started, at) = (Instant::now(), SystemTime::now());
+    let mut session = match Session::start(env, target, scenario) {
+        Ok(s) => s,
+        Err(e) => return failed(key, e, started, at),
+    };
+    let outcome = measure_in(env, &mut session, scenario, key, requests, warm, quiet);
+    session.stop();
+    outcome
+}
+
+/// Waits, a bounded time, for processes other than the run's (its back
+/// ends, and `server` when a cell reuses a running one) to leave the CPUs
+/// alone: how busy they were, and how long it waited.
+pub fn wait_for_quiet(env: &CellEnv<'_>, server: Option<i32>) -> (f64, Duration) {
+    let ours: Vec<i32> = env.backend_pgids.iter().copied().chain(server).collect();
+    noise::wait_for_quiet(env.quiet_wait, &ours, env.cancel)
+}
+
+/// Measures one cell on a running server: the warm phase when the suite
+/// warms until steady, then the scenario's kind, with the controls around
+/// it. The server is left running, or dead if it crashed (the record says
+/// so). `quiet` is what the wait before the cell saw.
+pub fn measure_in(
+    env: &CellEnv<'_>,
+    session: &mut Session,
+    scenario: &Scenario,
+    key: CellKey,
+    requests: &RequestsFor<'_>,
+    warm: &Warm,
+    quiet: (f64, Duration),
+) -> CellOutcome {
+    let (busy_before, quiet_wait) = quiet;
     let started = Instant::now();
     let at = SystemTime::now();
-    // A namespace of the cell's own: every cell starts from the same clean
-    // link, queue and counters. Declared before the server, so it is
-    // deleted after the server has stopped.
-    let namespace = match scenario.placement {
-        NetPlacement::Loopback => None,
-        NetPlacement::Netns => match Namespace::create(scenario.bandwidth) {
-            Ok(ns) => Some(ns),
-            Err(e) => return failed(key, e.to_string(), started, at),
-        },
-    };
-    let network = namespace
-        .as_ref()
-        .map_or_else(NetworkPath::loopback, |ns| ns.path.clone());
-    // Any free port will do inside a fresh namespace too.
-    let port = match free_port() {
-        Ok(p) => p,
-        Err(e) => return failed(key, format!("no free port: {e}"), started, at),
-    };
-    let addr = SocketAddr::new(network.server_addr, port);
-    let spec = StartSpec {
-        addr,
-        args: target.args.clone(),
-        env: target.env.iter().chain(env.backend_env).cloned().collect(),
-        cpus: env.server_cpus.map(<[usize]>::to_vec),
-        netns: namespace.as_ref().map(Namespace::file),
-    };
-    let mut server = match start(&target.dir, &target.manifest, &spec) {
-        Ok(s) => s,
-        Err(e) => return failed(key, e.to_string(), started, at),
-    };
-    if let Err(e) = server.wait_ready(env.ready_within) {
-        return failed(key, e.to_string(), started, at);
-    }
+    let fresh = session.served == 0;
+    session.served += 1;
+    let (ready, spawned) = (session.ready, session.spawned);
+    let (addr, network) = (session.addr, session.network.clone());
+    let namespace = session.namespace.as_ref();
+    let server = &mut session.server;
     if env.cancel.load(Ordering::Relaxed) {
         return CellOutcome::Interrupted;
     }
@@ -157,7 +243,7 @@ pub fn run_cell(
         workers: env.client_workers,
         requests: requests(&url),
         epoch: sampler.started(),
-        netns: namespace.as_ref().map(|ns| ns.name.as_str()),
+        netns: namespace.map(|ns| ns.name.as_str()),
     };
     let done = AtomicBool::new(false);
     let mut timed_out = false;
@@ -175,7 +261,17 @@ pub fn run_cell(
             }
             false
         });
-        let outcome = kinds::measure_cell(scenario, key.connections, &measure);
+        let outcome = warm_then_measure(
+            scenario,
+            key.connections,
+            &measure,
+            warm,
+            WarmStart {
+                fresh: fresh.then_some(ready),
+                since_start: spawned.elapsed(),
+                first_round: key.repetition == 1,
+            },
+        );
         done.store(true, Ordering::Relaxed);
         timed_out = watchdog.join().unwrap_or(false);
         outcome
@@ -185,11 +281,14 @@ pub fn run_cell(
     let probes_after = probes(env.server_cpus);
     let crashed = server.exited();
     let tail = server.log_tail();
-    server.stop(Duration::from_secs(5));
 
     if env.cancel.load(Ordering::Relaxed) {
         return CellOutcome::Interrupted;
     }
+    let (outcome, warmup) = match outcome {
+        Ok((o, w)) => (Ok(o), w),
+        Err(e) => (Err(e), None),
+    };
     let measured = match outcome {
         Ok(Outcome::Done(m)) => *m,
         Ok(Outcome::Idle {
@@ -259,12 +358,56 @@ pub fn run_cell(
         facts: measured.facts,
         server_cpu_s: measured.server_cpu_s,
         network: Some(network),
-        warmup: None,
+        warmup,
     };
     CellOutcome::Done(Box::new(Measured {
         record,
         result: measured.result,
     }))
+}
+
+/// Where a cell's warm phase starts from.
+struct WarmStart {
+    /// The start-up time of a process that serves its first cell; None for
+    /// a process that served cells before.
+    fresh: Option<Duration>,
+    /// From the process's start to now.
+    since_start: Duration,
+    /// The cell is of the first round, whose fresh processes warm at least
+    /// the suite's `startup` for the start-up figures.
+    first_round: bool,
+}
+
+/// The warm phase, when the suite warms until steady and the kind is one
+/// that warms, then the kind's measurement.
+fn warm_then_measure(
+    scenario: &Scenario,
+    connections: u32,
+    m: &Measure<'_>,
+    warm: &Warm,
+    start: WarmStart,
+) -> Result<(Outcome, Option<WarmUp>), String> {
+    let warmup = match &warm.until_steady {
+        Some(cfg) if scenario.kind.warms() => {
+            let plan = kinds::base_plan(scenario, connections, m);
+            let at_least = if start.fresh.is_some() && start.first_round {
+                warm.startup
+            } else {
+                Duration::ZERO
+            };
+            let w = warm_until_steady(
+                &plan,
+                cfg,
+                at_least,
+                m.cancel,
+                start.fresh,
+                start.since_start,
+            )?;
+            Some(w)
+        }
+        _ => None,
+    };
+    Ok((kinds::measure_cell(scenario, connections, m)?, warmup))
 }
 
 /// The controls around a cell: the CPU probe on the server's CPUs and on

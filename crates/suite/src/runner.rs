@@ -18,13 +18,16 @@ use netbench_contract::{
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 
 use crate::adaptive::{next_round, SettleRule, Stopped};
-use crate::cell::{run_cell, CellEnv, CellOutcome, Measured};
+use crate::cell::{
+    failed, measure_in, run_cell, wait_for_quiet, CellEnv, CellOutcome, Measured, Session,
+};
 use crate::manifest::Offer;
 use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
 use crate::postgres::{pool_size, PrivatePostgres};
 use crate::server::{free_port, start, StartSpec};
 use crate::store::{
-    BuildStatus, CellKey, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store, StoreError,
+    BuildStatus, CellKey, MeasurementStatus, NewRun, ProcessUse, RunStatus, ServerRecord, Store,
+    StoreError,
 };
 use crate::suite::{Endpoint, Repetitions, Scenario, Suite};
 use crate::targets::{build_cached, missing_packages, missing_tools, select, Target};
@@ -573,12 +576,25 @@ pub fn run_suite(
     let began = Instant::now();
     let mut index = done.len();
     let mut total = total;
-    let fixed: Vec<PlannedCell> = cells(suite, 1..=repetitions, &ready)
+    let mut fixed: Vec<PlannedCell> = cells(suite, 1..=repetitions, &ready)
         .filter(|c| !done.contains(&c.key))
         .collect();
+    order_for_reuse(&mut fixed, suite);
+    // The process that serves the cells of one server's round, when the
+    // suite reuses processes; dropped (so stopped) when the round moves on.
+    let mut session: Option<OpenSession> = None;
     for cell in fixed {
         index += 1;
-        if !measure(req, &env, store, obs, run, work_seed, &cell, index, total)? {
+        if !measure(
+            req,
+            &env,
+            store,
+            obs,
+            (run, work_seed),
+            &cell,
+            (index, total),
+            &mut session,
+        )? {
             return finish(store, RunStatus::Interrupted, obs);
         }
     }
@@ -608,9 +624,10 @@ pub fn run_suite(
                     break;
                 }
             };
-            let planned: Vec<PlannedCell> = cells(suite, round..=round, &ready)
+            let mut planned: Vec<PlannedCell> = cells(suite, round..=round, &ready)
                 .filter(|c| open.binary_search(&c.key.cell()).is_ok() && !done.contains(&c.key))
                 .collect();
+            order_for_reuse(&mut planned, suite);
             obs.event(Event::AdaptiveRound {
                 round,
                 cells: planned.len(),
@@ -618,29 +635,84 @@ pub fn run_suite(
             total += planned.len();
             for cell in planned {
                 index += 1;
-                if !measure(req, &env, store, obs, run, work_seed, &cell, index, total)? {
+                if !measure(
+                    req,
+                    &env,
+                    store,
+                    obs,
+                    (run, work_seed),
+                    &cell,
+                    (index, total),
+                    &mut session,
+                )? {
                     return finish(store, RunStatus::Interrupted, obs);
                 }
             }
             round += 1;
         }
     }
+    drop(session);
     finish(store, RunStatus::Complete, obs)
 }
 
+/// A running server process and the round of the server it serves.
+struct OpenSession {
+    server: String,
+    variant: String,
+    repetition: u32,
+    session: Session,
+}
+
+/// Whether a cell may run on a process that served other cells of its
+/// server's round: the suite says so, the kind warms (a warm process is
+/// what it should measure), and the cell runs on loopback (a namespace is
+/// made fresh for each cell).
+fn reuses(suite: &Suite, scenario: &Scenario) -> bool {
+    suite.warm.process == ProcessUse::Reused
+        && scenario.kind.warms()
+        && scenario.placement == crate::netns::NetPlacement::Loopback
+}
+
+/// With reused processes, each round's cells that reuse run server by
+/// server (every scenario and connection count of one server together, in
+/// the suite's order), so one process serves them; the round's other cells
+/// follow as planned. Rounds stay interleaved across servers.
+fn order_for_reuse(cells: &mut Vec<PlannedCell<'_>>, suite: &Suite) {
+    if suite.warm.process != ProcessUse::Reused {
+        return;
+    }
+    let mut servers: Vec<(String, String)> = Vec::new();
+    let mut keyed: Vec<((u32, bool, usize, usize), PlannedCell<'_>)> = cells
+        .drain(..)
+        .enumerate()
+        .map(|(i, c)| {
+            let who = (c.key.server.clone(), c.key.variant.clone());
+            let at = servers.iter().position(|w| *w == who).unwrap_or_else(|| {
+                servers.push(who);
+                servers.len() - 1
+            });
+            let later = !reuses(suite, c.scenario);
+            let server_order = if later { 0 } else { at };
+            ((c.key.repetition, later, server_order, i), c)
+        })
+        .collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    cells.extend(keyed.into_iter().map(|(_, c)| c));
+}
+
 /// Runs one cell, stores it and tells the observer; false when a cancel
-/// stopped it (nothing stored).
+/// stopped it (nothing stored). A cell that reuses processes runs on the
+/// open session when it is its server's round's, else on a new one.
 #[allow(clippy::too_many_arguments)]
 fn measure(
     req: &RunRequest,
     env: &CellEnv<'_>,
     store: &mut Store,
     obs: &mut dyn Observer,
-    run: i64,
-    work_seed: u64,
+    (run, work_seed): (i64, u64),
     cell: &PlannedCell<'_>,
-    index: usize,
-    total: usize,
+    (index, total): (usize, usize),
+    open: &mut Option<OpenSession>,
 ) -> Result<bool, RunError> {
     if req.cancel.load(Ordering::Relaxed) {
         return Ok(false);
@@ -652,7 +724,60 @@ fn measure(
     });
     let s = cell.scenario;
     let requests = requests_for(s.endpoint, s.sends_keepalive(), s.work_documents, work_seed);
-    match run_cell(env, cell.target, s, cell.key.clone(), &requests) {
+    let k = &cell.key;
+    let same_round = |o: &OpenSession| {
+        o.server == k.server && o.variant == k.variant && o.repetition == k.repetition
+    };
+    let keep = reuses(&req.suite, s)
+        && open
+            .as_mut()
+            .is_some_and(|o| same_round(o) && !o.session.exited());
+    if !keep {
+        // The process of another round (or a crashed one) goes first.
+        *open = None;
+    }
+    let outcome = if !reuses(&req.suite, s) {
+        run_cell(env, cell.target, s, k.clone(), &requests, &req.suite.warm)
+    } else {
+        if open.is_none() {
+            let quiet = wait_for_quiet(env, None);
+            let (started, at) = (Instant::now(), std::time::SystemTime::now());
+            match Session::start(env, cell.target, s) {
+                Ok(session) => {
+                    *open = Some(OpenSession {
+                        server: k.server.clone(),
+                        variant: k.variant.clone(),
+                        repetition: k.repetition,
+                        session,
+                    });
+                    let o = open.as_mut().expect("just opened");
+                    measure_in(
+                        env,
+                        &mut o.session,
+                        s,
+                        k.clone(),
+                        &requests,
+                        &req.suite.warm,
+                        quiet,
+                    )
+                }
+                Err(e) => failed(k.clone(), e, started, at),
+            }
+        } else {
+            let o = open.as_mut().expect("kept");
+            let quiet = wait_for_quiet(env, Some(o.session.pid()));
+            measure_in(
+                env,
+                &mut o.session,
+                s,
+                k.clone(),
+                &requests,
+                &req.suite.warm,
+                quiet,
+            )
+        }
+    };
+    match outcome {
         CellOutcome::Interrupted => return Ok(false),
         CellOutcome::Done(done) => {
             let Measured { record, result } = *done;

@@ -178,7 +178,7 @@ fn run_step(
         }
         // Twice a second: the scan reads every process's environment.
         polls += 1;
-        if polls % 10 == 0 {
+        if polls.is_multiple_of(10) {
             tree.reap_exited(child.id(), &mut adopted);
         }
         let cancelled = cancel.load(Ordering::Relaxed);

@@ -154,6 +154,9 @@ pub struct Suite {
     /// The longest to wait before a cell for other processes to leave the
     /// CPUs alone (0: look once, never wait).
     pub quiet_wait: Duration,
+    /// How servers are warmed before each measured window, and whether a
+    /// process serves one cell or a server's round (`[warmup]`, warm.rs).
+    pub warm: crate::warm::Warm,
     /// The suite file's text, stored with every run.
     pub source: String,
 }
@@ -203,6 +206,8 @@ struct RawSuite {
     quiet_wait: Option<String>,
     #[serde(default)]
     placement: Option<RawPlacement>,
+    #[serde(default)]
+    warmup: Option<crate::warm::RawWarm>,
     scenarios: Vec<RawScenario>,
 }
 
@@ -504,6 +509,7 @@ impl Suite {
                 }
                 t => t,
             },
+            warm: raw.warmup.unwrap_or_default().resolve().map_err(invalid)?,
             source: text.to_string(),
         })
     }
@@ -599,7 +605,14 @@ impl Suite {
             let Length::Duration(d) = s.length else {
                 return None;
             };
+            // A warm phase lasts at least its minimum; a JIT server's takes
+            // longer, so the estimate is a floor with it.
+            let warm = match &self.warm.until_steady {
+                Some(cfg) if s.kind.warms() => cfg.window * cfg.min_windows as u32,
+                _ => Duration::ZERO,
+            };
             let one = s.kind.cell_time(s.warmup + d, s.connections.len())
+                + warm
                 + self.cooldown
                 + START_ALLOWANCE;
             round += one * s.cell_counts().len() as u32;

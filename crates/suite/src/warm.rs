@@ -144,7 +144,7 @@ pub fn warm_until_steady(
     plan.stop = Stop::After(longest);
     let control = RunControl::new(&plan);
     let stop_engine = Arc::clone(&control.cancel);
-    let mut detector = SteadyDetector::new(cfg.clone());
+    let mut detector = SteadyDetector::new(*cfg);
     let mut settled_at: Option<usize> = None;
     let mut capped = false;
     let outcome = std::thread::scope(|scope| {

@@ -214,6 +214,17 @@ impl Kind {
     /// Roughly how long one cell's measuring takes, beyond the server's start
     /// and the cool-down: `per_run` is warm-up plus duration of one engine
     /// run, `levels` the connection counts.
+    /// Whether a warm phase before the measured window fits the kind: the
+    /// closed-loop kinds at saturation, whose figure a cold JIT understates.
+    /// The others measure a server as it is (idle memory, a storm, fixed
+    /// rates), and the sweep finds its peak in its own first run.
+    pub fn warms(&self) -> bool {
+        matches!(
+            self,
+            Kind::Throughput | Kind::ShortLived { .. } | Kind::Pipelined { .. }
+        )
+    }
+
     pub fn cell_time(&self, per_run: Duration, levels: usize) -> Duration {
         match self {
             // Opening each level takes about a second at 10,000 connections.
