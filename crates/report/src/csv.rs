@@ -3,11 +3,20 @@
 //! included (as metric `failed`). The kinds add their facts as further
 //! metrics (`idle_pss_per_connection`, `storm_all_done`, `sweep_knee`,
 //! `fixed_server_cpu_per_request`, ...).
+//!
+//! Figures of a whole cell, a server or the run follow the repetitions, with
+//! the fields they are not about left empty: a cell's `tier` (repetition
+//! empty), a server's start-up (`startup_ready`, `startup_first_1s_requests_per_s`,
+//! ..., with test, connections and repetition empty; the throughput figures'
+//! cell is named by `startup_from_connections` and the test field), and the
+//! run's process mode (`process_fixed`, `process_fresh` or `process_reused`,
+//! every name field but the run's and suite's empty).
 
 use std::io::{self, Write};
 
 use crate::kinds::facts_metrics;
 use crate::model::{RepetitionFigures, Report};
+use crate::startup::ServerStartUp;
 
 /// The metrics of a good repetition: name, unit, value.
 fn metrics(f: &RepetitionFigures) -> Vec<(String, &'static str, f64)> {
@@ -91,7 +100,65 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
             writeln!(out, "{prefix},{},{unit},{value}", field(&name))?;
         }
     }
-    Ok(())
+    let run = format!("{},{}", r.run.id, field(&r.run.suite));
+    for c in &r.cells {
+        if let Some(tier) = c.stats.tier {
+            writeln!(
+                out,
+                "{run},{},{},{},,tier,rank,{tier}",
+                field(&c.test),
+                c.connections,
+                field(&c.server)
+            )?;
+        }
+    }
+    for s in &r.startup.servers {
+        let test = s.test.as_deref().map(field).unwrap_or_default();
+        for (name, unit, value) in startup_metrics(s) {
+            writeln!(
+                out,
+                "{run},{test},,{},,{},{unit},{value}",
+                field(&s.server),
+                field(&name)
+            )?;
+        }
+    }
+    let mode = serde_json::to_value(r.startup.process).unwrap_or_default();
+    writeln!(
+        out,
+        "{run},,,,,process_{},bool,1",
+        mode.as_str().unwrap_or("unknown")
+    )
+}
+
+/// A server's start-up figures: name, unit, value (only those it has).
+fn startup_metrics(s: &ServerStartUp) -> Vec<(String, &'static str, f64)> {
+    let mut m = Vec::new();
+    let mut push = |name: &str, unit, v: Option<f64>| {
+        if let Some(v) = v {
+            m.push((name.to_string(), unit, v));
+        }
+    };
+    push("startup_ready", "s", s.ready_s);
+    push(
+        "startup_from_connections",
+        "count",
+        s.connections.map(f64::from),
+    );
+    push("startup_first_1s_requests_per_s", "1/s", s.first_1s_rps);
+    push("startup_first_10s_requests_per_s", "1/s", s.first_10s_rps);
+    push("startup_curve_covers", "s", s.curve_covers_s);
+    push("startup_steady_after", "s", s.steady_after_s);
+    let warmed = s.fresh_cells > 0 || !s.unsettled.is_empty();
+    push(
+        "startup_unsettled_cells",
+        "count",
+        warmed.then_some(s.unsettled.len() as f64),
+    );
+    if let Some(class) = &s.class {
+        m.push((format!("startup_class_{class}"), "bool", 1.0));
+    }
+    m
 }
 
 /// A text field: neutralised against spreadsheet formulas, then quoted when

@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 pub enum Flag {
     /// The client was the bottleneck in at least one repetition.
     ClientBound,
-    /// The repetitions spread too much to rank the cell.
+    /// The cell's own repetitions spread too much to use (CV above
+    /// [`crate::stats::NOISY_CV`], 25%): it gets no tier.
     Noisy,
     /// The measurement saw errors.
     Errors,
@@ -82,7 +83,9 @@ impl Flag {
             Flag::ClientBound => {
                 "client-bound: the client, not the server, may have been the limit"
             }
-            Flag::Noisy => "noisy: the repetitions spread more than 5% (CV), too noisy to rank",
+            Flag::Noisy => {
+                "noisy: the repetitions spread more than 25% (CV), too noisy to use; no tier"
+            }
             Flag::Errors => "errors: failed checks, timeouts, refused or broken connections",
             Flag::Failed => "a repetition failed",
             Flag::Loaded => {
@@ -104,7 +107,7 @@ impl Flag {
             Flag::ClientBound => {
                 "client-bound in a repetition (the number may be the client's limit)"
             }
-            Flag::Noisy => "too noisy to rank (CV > 5%)",
+            Flag::Noisy => "too noisy to use, no tier (CV > 25%)",
             Flag::Errors => "errors (failed checks, timeouts, refused or broken connections)",
             Flag::Failed => "a repetition failed",
             Flag::Loaded => "other processes kept half a core or more busy during a repetition",
@@ -198,7 +201,7 @@ mod tests {
         assert_eq!(
             measured_legend(),
             "flags: C client-bound in a repetition (the number may be the client's limit), ~ too \
-             noisy to rank (CV > 5%), E errors (failed checks, timeouts, refused or broken \
+             noisy to use, no tier (CV > 25%), E errors (failed checks, timeouts, refused or broken \
              connections), F a repetition failed, L other processes kept half a core or more \
              busy during a repetition."
         );

@@ -13,7 +13,9 @@ use crate::model::{tier_str, Cell, Report, ServerInfo};
 use crate::palette::{model_color, model_hue, model_meaning, model_name, swatches, Swatch};
 use crate::ranking::Standing;
 use crate::stats::relative_half_width;
-use crate::suite_table::{settled_shares, RunTable, CELL_LEGEND, STANDING_LEGEND};
+use crate::suite_table::{
+    settled_shares, tier_mark, RunTable, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND,
+};
 use crate::vendor::{CHART_JS, ERROR_BARS_JS};
 
 const REPORT_JS: &str = include_str!("../assets/report.js");
@@ -92,6 +94,7 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     throughput(&mut b, r, &colors);
     latency(&mut b, r, &colors);
     resources(&mut b, r, &colors);
+    crate::startup_view::startup_html(&mut b, r, &colors);
     if let Some(p) = crate::markdown::placements(r) {
         crate::network::write_html(&mut b, &p);
     }
@@ -140,6 +143,7 @@ fn header(b: &mut String, r: &Report, title: &str) {
         "<p class=\"meta\">{} · {} CPUs online · {} · Linux {} · server on CPUs {}, client on CPUs {}</p>\
          <nav><a href=\"#summary\">Summary</a><a href=\"#throughput\">Throughput</a>\
          <a href=\"#latency\">Latency</a><a href=\"#resources\">Server CPU and memory</a>\
+         <a href=\"#startup\">Start-up</a>\
          <a href=\"#servers\">Servers</a><a href=\"#environment\">Environment</a></nav></header>",
         esc(env["cpu_model"].as_str().unwrap_or("unknown CPU")),
         env["cpus_online"],
@@ -155,6 +159,9 @@ const LEADER_TITLE: &str =
     "leads its row: ahead of every other server beyond noise (Welch's 95% interval)";
 const TIED_TITLE: &str =
     "tied for the lead: cannot be told apart from the top at these repetitions";
+/// What a tier mark means, for its hover title.
+const TIER_TITLE: &str = "tier of its row (T1 the fastest): servers in one tier are not told \
+    apart at these repetitions (Scott–Knott on log requests/s)";
 /// What "normalised" means, for the second line's hover title.
 const NORMALISED_TITLE: &str = "requests/s normalised by the machine-speed control: each \
     repetition × its server-CPU probe ÷ the run's median probe";
@@ -223,8 +230,14 @@ fn cell_html(c: Option<&Cell>) -> String {
         Standing::Behind => ("", "behind", String::new()),
     };
     let noise = c.stats.noise.and_then(|n| n.describe());
+    let tier = tier_mark(c.stats.tier).map_or(String::new(), |t| {
+        format!(
+            " <abbr class=\"tier\" data-tier=\"{t}\" title=\"{}\">{t}</abbr>",
+            esc(TIER_TITLE)
+        )
+    });
     format!(
-        "<td{class}{at} data-standing=\"{standing}\">{mark}<span class=\"num\">{}</span> {spread} {}<br>{p99}{normalised}</td>",
+        "<td{class}{at} data-standing=\"{standing}\">{mark}<span class=\"num\">{}</span>{tier} {spread} {}<br>{p99}{normalised}</td>",
         thousands(rps.median.round() as u64),
         flags_noted(&c.flags, noise.as_deref()),
     )
@@ -441,8 +454,9 @@ fn summary(b: &mut String, r: &Report, colors: &[Swatch]) {
     let kinds = crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"));
     let _ = write!(
         b,
-        "</tbody></table><p class=\"legend\">{} {} Only a leader is bold.{normalised} {} {}{}</p>",
+        "</tbody></table><p class=\"legend\">{} {} {} Only a leader is bold.{normalised} {} {}{}</p>",
         esc(CELL_LEGEND),
+        esc(TIER_LEGEND),
         esc(STANDING_LEGEND),
         esc(&measured_legend()),
         esc(&warnings_legend()),
@@ -659,11 +673,12 @@ fn resources(b: &mut String, r: &Report, colors: &[Swatch]) {
         let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
         let _ = write!(
             b,
-            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&c.server),
             esc(&c.test),
             thousands(u64::from(c.connections)),
             opt(c.stats.rps.map(|s| s.median), &|v| thousands(v.round() as u64)),
+            tier_mark(c.stats.tier).map_or(String::new(), |t| format!(" {t}")),
             flags_html(&c.flags),
             opt(c.server_cpu_cores, &|v| format!("{v:.2} cores")),
             opt(c.requests_per_cpu_s, &|v| thousands(v.round() as u64)),
@@ -893,7 +908,7 @@ mod tests {
 
     #[test]
     fn a_cell_shows_its_normalised_figure_and_why_it_was_noisy() {
-        let mut c = cell(&[800.0, 1200.0, 1000.0], Standing::Tied);
+        let mut c = cell(&[500.0, 1500.0, 1000.0], Standing::Tied);
         c.stats.rps_normalised = crate::stats::summarize(&[1000.0, 1010.0, 990.0]);
         c.stats.noise = Some(crate::suite_table::CellNoise {
             steal: 0.05,

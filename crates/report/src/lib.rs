@@ -31,6 +31,8 @@ pub mod ranking;
 mod resources;
 pub mod significance;
 mod spectrum;
+mod startup;
+mod startup_view;
 pub mod stats;
 mod suite_table;
 pub mod tiers;
@@ -61,5 +63,8 @@ pub use markdown::write_markdown;
 pub use model::{build_report, Cell, Repetition, RepetitionFigures, Report, REPORT_FORMAT};
 pub use resources::ServerUse;
 pub use spectrum::{Spectrum, SpectrumPoint};
+pub use startup::{
+    process_mode, start_up, ProcessMode, ServerStartUp, StartCurve, StartUp, UnsettledCell,
+};
 pub use suite_table::{run_table, write_run_table, CellStats, RunTable};
 pub use verify_text::{verify_json, write_verify_text};

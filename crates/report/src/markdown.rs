@@ -7,7 +7,7 @@ use crate::flag::{measured_legend, warnings_legend, Flag};
 use crate::format::{bytes, terminal_safe, thousands};
 use crate::model::{tier_str, Report};
 use crate::palette::model_name;
-use crate::suite_table::{cell_text, standing_mark, CELL_LEGEND, STANDING_LEGEND};
+use crate::suite_table::{cell_text, standing_mark, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND};
 
 /// Writes the Markdown report.
 pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
@@ -44,7 +44,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let flags: Vec<&str> = r.cells.iter().map(|c| c.flags.as_str()).collect();
     writeln!(
         out,
-        "\n{CELL_LEGEND} {} {} {STANDING_LEGEND}{}\n",
+        "\n{CELL_LEGEND} {TIER_LEGEND} {} {} {STANDING_LEGEND}{}\n",
         measured_legend(),
         warnings_legend(),
         crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"))
@@ -59,6 +59,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         crate::network::write_markdown(out, &p)?;
     }
     crate::kinds::write_markdown(out, &r.kinds)?;
+    crate::startup_view::write_markdown(out, &r.startup)?;
 
     writeln!(
         out,
@@ -280,7 +281,7 @@ fn link_target(url: &str) -> Option<&str> {
 
 /// A table cell's text, inert in Markdown and in the HTML it is rendered
 /// to: `|` would end the cell, a newline the row, `<` and `&` start markup.
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in terminal_safe(text).chars() {
         match c {

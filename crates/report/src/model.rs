@@ -17,6 +17,7 @@ use crate::flag::Flag;
 use crate::kinds::KindSections;
 use crate::resources::{peak_rss, rss_per_connection, server_use, ServerUse};
 use crate::spectrum::{decode, spectrum, Spectrum};
+use crate::startup::{start_up, StartUp};
 use crate::stats::summarize;
 use crate::suite_table::{label, run_table, CellStats};
 use netbench_suite::kinds::Facts;
@@ -43,6 +44,9 @@ pub struct Report {
     /// of the JSON when the run has none.
     #[serde(skip_serializing_if = "KindSections::is_empty")]
     pub kinds: KindSections,
+    /// How the cells got their server process, and each server's start-up
+    /// and warm-up (issue 28).
+    pub startup: StartUp,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -223,6 +227,11 @@ pub struct Repetition {
     /// repetition and for runs stored before placements).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkPath>,
+    /// The warm phase before the measured window when the suite warms until
+    /// steady: fresh or reused process, time to first answer, the curve of
+    /// window throughputs, when it settled and its class (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<netbench_suite::store::WarmUp>,
 }
 
 /// The figures of one good measurement.
@@ -325,6 +334,7 @@ pub fn build_report(run: &RunDetail) -> Report {
             kind: crate::kinds::kind_of(m, &scenarios),
             facts: m.facts.clone(),
             network: m.network.clone(),
+            steady_state: m.warmup.clone(),
         });
     }
 
@@ -364,6 +374,7 @@ pub fn build_report(run: &RunDetail) -> Report {
     }
     fill_rss_per_connection(&mut cells);
     let kinds = crate::kinds::build_kinds(run, &columns);
+    let startup = start_up(run, &columns, &table.rows);
 
     Report {
         format: REPORT_FORMAT,
@@ -390,6 +401,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         kinds,
         cells,
         repetitions,
+        startup,
     }
 }
 

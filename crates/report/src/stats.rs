@@ -4,8 +4,19 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Coefficient of variation above which a cell is too spread to rank.
-pub const NOISY_CV: f64 = 0.05;
+/// Coefficient of variation above which a cell's own repetitions are too
+/// spread to use (the `~` mark): it gets no tier and is left out of its row's
+/// tiers (`crate::tiers`).
+///
+/// Why 25%: tiers pool the noise of a whole row, which is only fair to a
+/// cell about as noisy as the rest; on the shared 2-vCPU VM this project
+/// runs on, the median CV over cells is ~15% (issue 28), and a quiet host
+/// gives 5–8%. A cell at 25% is well past that (with 3 repetitions its 95%
+/// interval of the mean is ±62%), while an ordinary cell of the VM (15%
+/// noise) crosses 25% by chance in ~6% of cells at 3 repetitions
+/// (`P(χ²₂ > 2·(25/15)²) = e^(−2.78)`). The old 5% line marked 48 of 50
+/// cells of a run on that VM and told a reader nothing.
+pub const NOISY_CV: f64 = 0.25;
 
 /// Two-sided 95% critical values of Student's t, `T975[df - 1]` for df 1..=30,
 /// five to a row.
@@ -223,14 +234,15 @@ mod tests {
 
     #[test]
     fn noisy_threshold() {
-        // mean 100, stdev 5: cv exactly at the threshold is not noisy.
-        let at = summarize(&[95.0, 100.0, 105.0]).unwrap();
-        assert!(close(at.cv, 0.05));
+        // mean 100, stdev 25: cv exactly at the threshold is not noisy.
+        let at = summarize(&[75.0, 100.0, 125.0]).unwrap();
+        assert!(close(at.cv, 0.25));
         let at = Summary { cv: NOISY_CV, ..at };
         assert!(!too_noisy(&at));
-        assert!(too_noisy(&Summary { cv: 0.0501, ..at }));
-        assert!(!too_noisy(&summarize(&[99.0, 100.0, 101.0]).unwrap()));
-        assert!(too_noisy(&summarize(&[80.0, 100.0, 120.0]).unwrap()));
+        assert!(too_noisy(&Summary { cv: 0.2501, ..at }));
+        // The old 5% line no longer marks the shared VM's ordinary spread.
+        assert!(!too_noisy(&summarize(&[80.0, 100.0, 120.0]).unwrap()));
+        assert!(too_noisy(&summarize(&[60.0, 100.0, 140.0]).unwrap()));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The table people publish, rebuilt from a stored run: rows are test ×
 //! connections, columns are servers, each cell the median requests/s over
-//! the repetitions with its spread, p99 latency and every flag that
-//! qualifies the number.
+//! the repetitions with its tier in its row ([`crate::tiers`]), its spread,
+//! p99 latency and every flag that qualifies the number.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -18,10 +18,11 @@ use crate::format::{
 use crate::kinds::{in_throughput_tables, kind_of, scenarios};
 use crate::ranking::{rank_row, Standing};
 use crate::stats::{summarize, too_noisy, Summary};
+use crate::tiers::{tiers, TierConfig};
 
 /// What a cell of the table shows.
 pub(crate) const CELL_LEGEND: &str =
-    "cells: median requests/s over the repetitions, ±half the 95% \
+    "cells: median requests/s over the repetitions and its tier, ±half the 95% \
     confidence interval of the mean (relative), median p99 latency.";
 
 /// One table cell: the repetitions of one server at one test and
@@ -36,6 +37,16 @@ pub struct CellStats {
     /// Where the server stands in its row (see [`crate::ranking`]).
     #[serde(serialize_with = "standing_name")]
     pub standing: Standing,
+    /// The cell's tier in its row (1 = the fastest group; servers not told
+    /// apart share one), from the same figures as the standing; None for a
+    /// cell without a good repetition and for a noisy one, which is left
+    /// out of its row's tiers.
+    pub tier: Option<usize>,
+    /// Whether its row is ranked by the normalised figures (every cell of
+    /// the row has the machine-speed control), which are then also the
+    /// ones whose spread makes a cell noisy.
+    #[serde(skip)]
+    pub ranked_normalised: bool,
     /// The noise recorded around the cell's repetitions, the worst of them.
     pub noise: Option<CellNoise>,
     /// Each good repetition's requests/s, raw and normalised, in order.
@@ -57,8 +68,25 @@ pub struct CellStats {
 }
 
 impl CellStats {
+    /// Whether the cell's own spread makes it unusable: the figures its row
+    /// is ranked by have a CV above [`crate::stats::NOISY_CV`].
     pub fn noisy(&self) -> bool {
-        self.rps.as_ref().is_some_and(too_noisy)
+        let ranked = if self.ranked_normalised {
+            self.rps_normalised.as_ref()
+        } else {
+            self.rps.as_ref()
+        };
+        ranked.is_some_and(too_noisy)
+    }
+
+    /// The figures its row ranks it by: each good repetition's requests/s,
+    /// normalised when the row is.
+    fn ranked_values(&self) -> &[f64] {
+        if self.ranked_normalised {
+            &self.rps_normalised_values
+        } else {
+            &self.rps_values
+        }
     }
 
     /// Whether the measurements set `flag` (never [`Flag::VerifyWarnings`],
@@ -293,8 +321,11 @@ pub fn run_table(run: &RunDetail) -> RunTable {
     }
 }
 
-/// Marks each row's leader, or its tied leaders, by the normalised figures
-/// when the whole row has them, else by the raw ones.
+/// Marks each row's leader, or its tied leaders, and cuts the row into tiers,
+/// by the normalised figures when the whole row has them, else by the raw
+/// ones. A noisy cell is left out of the tiers: its spread would enter the
+/// row's pooled noise, and it would be placed with more confidence than its
+/// own repetitions carry.
 fn rank_rows(
     rows: &[(String, u32)],
     columns: &[String],
@@ -310,22 +341,24 @@ fn rank_rows(
             .iter()
             .flatten()
             .all(|c| c.rps_normalised.is_some() || c.rps_values.is_empty());
-        let values: Vec<Option<&[f64]>> = row
-            .iter()
-            .map(|c| {
-                c.map(|c| {
-                    if normalised {
-                        c.rps_normalised_values.as_slice()
-                    } else {
-                        c.rps_values.as_slice()
-                    }
-                })
-            })
-            .collect();
+        for k in &keys {
+            if let Some(c) = cells.get_mut(k) {
+                c.ranked_normalised = normalised;
+            }
+        }
+        let row: Vec<Option<&CellStats>> = keys.iter().map(|k| cells.get(k)).collect();
+        let values: Vec<Option<&[f64]>> =
+            row.iter().map(|c| c.map(|c| c.ranked_values())).collect();
         let standings = rank_row(&values);
-        for (k, s) in keys.iter().zip(standings) {
+        let usable: Vec<Option<&[f64]>> = row
+            .iter()
+            .map(|c| c.filter(|c| !c.noisy()).map(|c| c.ranked_values()))
+            .collect();
+        let tiers = tiers(&usable, &TierConfig::default()).tier;
+        for ((k, s), tier) in keys.iter().zip(standings).zip(tiers) {
             if let Some(c) = cells.get_mut(k) {
                 c.standing = s;
+                c.tier = tier;
             }
         }
     }
@@ -359,11 +392,22 @@ pub(crate) fn cell_text(c: Option<&CellStats>) -> String {
         format!(" {flags}")
     };
     format!(
-        "{}{}{spread}{p99}{flags}",
+        "{}{}{}{spread}{p99}{flags}",
         standing_mark(c.standing),
-        thousands(rps.median.round() as u64)
+        thousands(rps.median.round() as u64),
+        tier_mark(c.tier).map_or(String::new(), |t| format!(" {t}"))
     )
 }
+
+/// `T2`: a cell's tier as the tables write it beside its figure.
+pub(crate) fn tier_mark(tier: Option<usize>) -> Option<String> {
+    tier.map(|t| format!("T{t}"))
+}
+
+/// What the tiers mean, in one line under every throughput table.
+pub(crate) const TIER_LEGEND: &str = "T1, T2…: tiers of the row, T1 the fastest; servers in one \
+    tier are not told apart at these repetitions (Scott–Knott on log requests/s, at most 5% of \
+    rows of equal servers split, gaps under 5% never; see docs/steady-state.md).";
 
 /// The machine-speed control's part of the terminal table: the same cells
 /// normalised, how many settle within ±5% either way, and what was noisy.
@@ -500,12 +544,14 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
             run.placement["server"], run.placement["client"]
         )?;
     }
+    let startup = crate::startup::start_up(run, &t.columns, &t.rows);
+    writeln!(out, "server processes: {}", startup.process_text)?;
     writeln!(out)?;
     write_columns(out, &grid(&t, cell_text), |i| i == 0, true)?;
     writeln!(out)?;
     writeln!(
         out,
-        "{CELL_LEGEND}\n{}\n{STANDING_LEGEND}",
+        "{CELL_LEGEND}\n{TIER_LEGEND}\n{}\n{STANDING_LEGEND}",
         measured_legend()
     )?;
     let flags: Vec<String> = t.cells.values().map(CellStats::flags).collect();
@@ -552,6 +598,10 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
     if !kinds.is_empty() {
         writeln!(out)?;
         crate::kinds::write_markdown(out, &kinds)?;
+    }
+    if startup.process != crate::startup::ProcessMode::Fixed {
+        writeln!(out)?;
+        crate::startup_view::write_markdown(out, &startup)?;
     }
     let failures: Vec<_> = t
         .cells
@@ -702,13 +752,97 @@ mod tests {
             t.cells[&("blank".to_string(), 100, "b".to_string())].standing,
             Standing::Tied
         );
-        assert_eq!(cell_text(Some(a)), "=100 ±50% p99 2.00ms ~");
+        // 20% CV: spread, but not past the noisy line; the two share a tier.
+        assert_eq!(cell_text(Some(a)), "=100 T1 ±50% p99 2.00ms");
+        assert_eq!(
+            t.cells[&("blank".to_string(), 100, "b".to_string())].tier,
+            Some(1)
+        );
         assert_eq!(settled_shares(&t), None);
         let mut text = Vec::new();
         write_run_table(&mut text, &run(Vec::new())).unwrap();
         assert!(!String::from_utf8(text)
             .unwrap()
             .contains("normalised by the machine-speed control"));
+    }
+
+    /// Issue 28: tiers in place of the blanket `~`. Two servers a few
+    /// percent apart share T1, one 5x slower is T2, a cell whose own
+    /// repetitions spread past 25% is marked `~` and left out of the tiers,
+    /// and a failed cell has none.
+    #[test]
+    fn issue28_a_row_is_cut_into_tiers_and_only_a_spread_cell_is_noisy() {
+        let reps = |server: &str, values: &[f64]| -> Vec<Measurement> {
+            values
+                .iter()
+                .zip(1..)
+                .map(|(&v, i)| rep(server, i, v, None))
+                .collect()
+        };
+        let mut ms = Vec::new();
+        ms.extend(reps("a", &[100_000.0, 104_000.0, 97_000.0]));
+        ms.extend(reps("b", &[98_000.0, 101_000.0, 95_000.0]));
+        ms.extend(reps("c", &[20_000.0, 21_000.0, 19_500.0]));
+        ms.extend(reps("d", &[10_000.0, 60_000.0, 30_000.0]));
+        ms.push(Measurement {
+            status: MeasurementStatus::Failed,
+            failure: Some("crashed".into()),
+            result_json: None,
+            ..rep("e", 1, 0.0, None)
+        });
+        let t = run_table(&run(ms));
+        let cell = |s: &str| &t.cells[&("blank".to_string(), 100, s.to_string())];
+        let tiers: Vec<Option<usize>> = ["a", "b", "c", "d", "e"]
+            .iter()
+            .map(|s| cell(s).tier)
+            .collect();
+        assert_eq!(tiers, [Some(1), Some(1), Some(2), None, None]);
+        let flags: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|s| cell(s).flags())
+            .collect();
+        assert_eq!(flags, ["", "", "", "~"]);
+        assert!(cell_text(Some(cell("c"))).starts_with("20,000 T2 ±"));
+        let noisy = cell_text(Some(cell("d")));
+        // Tied for the lead by Welch's interval, which its spread makes wide,
+        // but without a tier.
+        assert_eq!(noisy, "=30,000 ±208% p99 2.00ms ~");
+        assert_eq!(cell_text(Some(cell("e"))), "failed 1/1 F");
+        let mut text = Vec::new();
+        write_run_table(&mut text, &run(Vec::new())).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains(TIER_LEGEND), "{text}");
+        assert!(
+            text.contains("~ too noisy to use, no tier (CV > 25%)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("server processes: fixed warm-up, fresh process per cell"),
+            "{text}"
+        );
+    }
+
+    /// With the machine-speed control, a cell that is spread raw but steady
+    /// once normalised is ranked by its normalised figures, gets a tier,
+    /// and is not noisy.
+    #[test]
+    fn the_noisy_mark_judges_the_figures_the_row_is_ranked_by() {
+        let t = run_table(&run(vec![
+            rep("a", 1, 100.0, Some(1000.0)),
+            rep("a", 2, 60.0, Some(1000.0 / 0.6)),
+            rep("a", 3, 150.0, Some(1000.0 / 1.5)),
+            rep("b", 1, 50.0, Some(1000.0)),
+            rep("b", 2, 51.0, Some(1000.0)),
+            rep("b", 3, 49.0, Some(1000.0)),
+        ]));
+        let a = &t.cells[&("blank".to_string(), 100, "a".to_string())];
+        assert!(a.rps.unwrap().cv > 0.25 && a.ranked_normalised);
+        assert!(!a.noisy() && a.flags().is_empty(), "{}", a.flags());
+        assert_eq!(a.tier, Some(1));
+        assert_eq!(
+            t.cells[&("blank".to_string(), 100, "b".to_string())].tier,
+            Some(2)
+        );
     }
 
     /// Issue 27 item 10: the sampler recorded cores kept busy from outside,

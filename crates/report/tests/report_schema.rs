@@ -76,6 +76,25 @@ fn measurement(scenario: &str, connections: u32, facts: Option<Facts>, ok: bool)
             bandwidth: parse_bandwidth("1gbit").ok(),
             burst_bytes: Some(125_000),
         }),
+        warmup: None,
+    }
+}
+
+/// A fresh process's warm phase: first answer at 0.3 s, 9 s of windows
+/// from 0.4 s, a window without a figure (NaN, written as null) among them.
+fn warm_up() -> WarmUp {
+    let mut curve: Vec<f64> = (1..=18).map(|i| 100.0 * f64::from(i)).collect();
+    curve[3] = f64::NAN;
+    WarmUp {
+        process: ProcessUse::Fresh,
+        ready_s: Some(0.3),
+        since_start_s: 0.4,
+        window_s: 0.5,
+        curve,
+        settled_s: Some(11.0),
+        capped: false,
+        class: "warmed".into(),
+        steady_from_s: Some(9.5),
     }
 }
 
@@ -219,7 +238,10 @@ fn run() -> RunDetail {
             allocator: None,
         }],
         measurements: vec![
-            measurement("blank", 10, None, true),
+            Measurement {
+                warmup: Some(warm_up()),
+                ..measurement("blank", 10, None, true)
+            },
             measurement("held", 100, Some(idle), true),
             measurement("held-too", 100, None, false),
             measurement("burst", 100, Some(storm), true),
@@ -264,6 +286,37 @@ fn a_report_with_every_kind_matches_the_schema() {
         .map(|c| c["test"].as_str().unwrap())
         .collect();
     assert_eq!(tests, ["blank", "k1", "piped"]);
+    // Each throughput cell alone in its row: tier 1.
+    assert_eq!(json["cells"][0]["tier"], 1);
+
+    // Issue 28: the warm phase per repetition, the start-up per server.
+    let blank = &json["repetitions"][0];
+    assert_eq!(blank["steady_state"]["class"], "warmed");
+    assert_eq!(blank["steady_state"]["curve"][3], Value::Null);
+    assert!(json["repetitions"][1].get("steady_state").is_none());
+    let startup = &json["startup"];
+    assert_eq!(startup["process"], "fresh");
+    assert_eq!(startup["servers"][0]["test"], "blank");
+    assert_eq!(startup["servers"][0]["first_10s_rps"], Value::Null);
+    let covers = startup["servers"][0]["curve_covers_s"].as_f64().unwrap();
+    assert!((covers - 9.1).abs() < 1e-9, "{covers}");
+    // The first second after the answer (0.3–1.3 s): window 0 (0.4–0.9 s)
+    // whole and 0.4 s of window 1 (0.9–1.4 s); nothing before 0.4 s.
+    let first = startup["servers"][0]["first_1s_rps"].as_f64().unwrap();
+    assert!(
+        (first - (100.0 * 0.5 + 200.0 * 0.4) / 0.9).abs() < 1e-9,
+        "{first}"
+    );
+    assert_eq!(startup["curves"][0]["repetition"], 1);
+    let mut bad = json.clone();
+    bad["repetitions"][0]["steady_state"]["class"] = "lukewarm".into();
+    assert!(!v.is_valid(&bad));
+    let mut bad = json.clone();
+    bad["startup"]["process"] = "recycled".into();
+    assert!(!v.is_valid(&bad));
+    let mut bad = json.clone();
+    bad["cells"][0]["tier"] = 0.into();
+    assert!(!v.is_valid(&bad));
 
     // A row of a kind the schema does not know is refused.
     let mut bad = json.clone();
