@@ -5,7 +5,8 @@
 // are already in the page. Each series carries its server and model, and
 // series come in the report's column order (by model, then name); the
 // throughput charts add one dataset of dots (dots: true), each repetition in
-// its server's colour. When every
+// its server's colour; the start-up chart draws each server's warm-up curve
+// from its repetition's steady_state. When every
 // chart is drawn, body[data-charts] holds their number, for the browser test.
 (function () {
   'use strict';
@@ -492,7 +493,49 @@
     new Chart(canvas, barsOf(labels, datasets, 'requests/s', false));
   }
 
+  // Throughput against time since the server process started (issue 28),
+  // both axes logarithmic: a line per server from its first fresh cell of
+  // the test (crates/report/src/startup.rs picks it), a point per warm-up
+  // window at its middle. A window without a figure, or of nothing, is a gap.
+  function startup(canvas) {
+    const curves = ((data.startup || {}).curves || []).filter((c) => c.test === canvas.dataset.test);
+    const datasets = curves.map((c) => {
+      const rep = (data.repetitions || []).find((r) => r.test === c.test && r.server === c.server
+        && r.connections === c.connections && r.repetition === c.repetition);
+      const w = rep && rep.steady_state;
+      if (!w) return null;
+      return series(c.server, {
+        label: c.server + ' (' + num(c.connections) + ' conn.)',
+        pointRadius: 1.5,
+        borderWidth: 2,
+        spanGaps: false,
+        data: w.curve.map((v, i) => ({ x: w.since_start_s + (i + 0.5) * w.window_s, y: positive(v) })),
+      });
+    }).filter(Boolean);
+    new Chart(canvas, {
+      type: 'line',
+      data: { datasets },
+      options: {
+        parsing: false,
+        scales: {
+          x: { type: 'logarithmic', title: { display: true, text: 'seconds since the server started (log scale)' } },
+          y: { type: 'logarithmic', title: { display: true, text: 'requests/s (log scale)' } },
+        },
+        plugins: {
+          legend: { position: datasets.length > 8 ? 'right' : 'top', labels: { boxWidth: 10, font: { size: 11 } } },
+          tooltip: {
+            callbacks: {
+              title: (items) => (items.length ? items[0].raw.x.toFixed(2) + ' s since start' : ''),
+              label: (item) => item.dataset.label + ': ' + num(item.raw.y) + ' requests/s',
+            },
+          },
+        },
+      },
+    });
+  }
+
   const builders = {
+    startup,
     'idle-pss': idlePss,
     'idle-cpu': idleCpu,
     'storm-time': stormTime,

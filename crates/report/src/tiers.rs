@@ -300,6 +300,9 @@ fn statistic(weights: &[f64], means: &[f64], between: f64, within: f64, df: usiz
     between / sigma2
 }
 
+/// Relative slack under which a simulated λ ties the observed one.
+const TIE_TOLERANCE: f64 = 1e-9;
+
 /// Simulated values of λ at least as large as the observed one after
 /// which [`null_p`] stops (Besag and Clifford's sequential Monte Carlo
 /// p-value): a clearly unremarkable λ is known after a few dozen draws.
@@ -336,7 +339,10 @@ fn null_p(weights: &[f64], df: usize, lambda: f64, draws: usize) -> f64 {
             (0..df).map(|_| rng.next().powi(2)).sum::<f64>() / df as f64
         };
         let between = best_cut(&w, &m).map_or(0.0, |c| c.between);
-        if statistic(&w, &m, between, within, df) >= lambda {
+        // A simulated λ equal to the observed one up to rounding counts as
+        // at least as large: where λ cannot vary (two servers of one
+        // repetition each: always 2), rounding alone must not decide.
+        if statistic(&w, &m, between, within, df) >= lambda * (1.0 - TIE_TOLERANCE) {
             extreme += 1;
             if extreme == ENOUGH_EXTREMES {
                 return extreme as f64 / made as f64;
@@ -525,6 +531,24 @@ mod tests {
         let t = tiers_of(&once);
         assert_eq!(t.tier[8], Some(1), "{t:?}");
         assert_eq!(t.count, 2, "{t:?}");
+    }
+
+    /// Found in a report (issue 28): two servers of one repetition each,
+    /// 12% apart, came out in two tiers. Their λ is 2 whatever the values,
+    /// so the simulated p-value was decided by rounding.
+    #[test]
+    fn two_single_repetitions_are_never_told_apart() {
+        let mut rng = Normal::seeded(8);
+        for _ in 0..500 {
+            let a = 1_000.0 * (3.0 * rng.next()).exp();
+            let b = 1_000.0 * (3.0 * rng.next()).exp();
+            let t = tiers_of(&[vec![a], vec![b]]);
+            assert_eq!(t.count, 1, "{a} {b}: {t:?}");
+        }
+        assert_eq!(
+            tiers_of(&[vec![3986.902050648719], vec![4467.776701219483]]).count,
+            1
+        );
     }
 
     #[test]

@@ -199,6 +199,20 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         normalised
     );
     assert!(page.contains("Only a leader is bold."));
+    // No warm-up records: the start-up section says how the processes ran
+    // and has no chart (counted above).
+    assert!(
+        page.contains("data-process=\"fixed\"")
+            && page.contains("fixed warm-up, fresh process per cell")
+    );
+    // Every measured cell shows its tier beside its figure.
+    let measured = a.cells.iter().filter(|c| c.stats.rps.is_some()).count();
+    let tiered = a.cells.iter().filter(|c| c.stats.tier.is_some()).count();
+    assert_eq!(
+        page.matches("<abbr class=\"tier\"").count(),
+        tiered,
+        "{measured} measured"
+    );
     assert!(!page.contains("The fastest in each row is bold"));
     // Each measured cell's standing shown, as the data has it (the checker
     // compared them and the bold): 3 working servers × 4 rows.
@@ -423,11 +437,19 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
 
 /// One cell of every scenario kind on two servers, one repetition: short
 /// (about ten seconds), and enough to open every kind's chart in Chromium.
+/// The throughput cells warm until steady on one process per server (issue
+/// 28), for the start-up section and its chart.
 const KINDS_SUITE: &str = r#"
     servers = ["*"]
     repetitions = 1
     cooldown = "0s"
     quiet_wait = "0s"
+    [warmup]
+    until = "steady"
+    window = "100ms"
+    min = "300ms"
+    cap = "1s"
+    process = "round"
     [[scenarios]]
     name = "blank"
     endpoint = "blank"
@@ -534,6 +556,27 @@ fn every_kind_has_its_section_and_charts_in_chromium() {
     assert!(cpu[0] <= cpu[1], "ranked lowest first: {cpu:?}");
     assert_eq!(k.short_lived.len(), 1);
     assert_eq!(k.short_lived[0].columns.len(), 2, "keep-alive and K = 1");
+    // Issue 28: the warm-up records give the start-up section: one process
+    // per server and round, each server's fresh cell drawn.
+    let startup = &r.startup;
+    assert_eq!(
+        startup.process,
+        netbench_report::ProcessMode::Reused,
+        "{startup:?}"
+    );
+    for server in ["calm", "steady"] {
+        let s = startup
+            .servers
+            .iter()
+            .find(|s| s.server == server)
+            .unwrap_or_else(|| panic!("{server}: {startup:?}"));
+        assert_eq!(s.fresh_cells, 1, "{s:?}");
+        assert!(s.ready_s.is_some() && s.first_1s_rps.is_some(), "{s:?}");
+        assert!(
+            startup.curves.iter().any(|c| c.server == server),
+            "{startup:?}"
+        );
+    }
 
     let dir = output_dir();
     let html = dir.join("kinds.html");
@@ -552,6 +595,22 @@ fn every_kind_has_its_section_and_charts_in_chromium() {
         let drawn = charts.iter().filter(|c| c["kind"] == kind).count();
         assert_eq!(drawn, 1, "{kind}: {found}");
     }
+    // The start-up chart of each test a fresh cell drew, with a line per
+    // server (the checker found each in its server's colour).
+    let startup_charts: Vec<_> = charts.iter().filter(|c| c["kind"] == "startup").collect();
+    assert_eq!(
+        startup_charts.len(),
+        r.startup.chart_tests().len(),
+        "{found}"
+    );
+    assert!(!startup_charts.is_empty(), "{found}");
+    let lines: u64 = startup_charts
+        .iter()
+        .map(|c| c["datasets"].as_u64().unwrap())
+        .sum();
+    assert_eq!(lines, 2, "{found}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"startup\">") && page.contains("data-process=\"reused\""));
     eprintln!(
         "kinds.html: {} charts, {} series checked against the model key",
         charts.len(),
@@ -593,6 +652,10 @@ fn every_kind_has_its_section_and_charts_in_chromium() {
     write_markdown(&mut md, &r).unwrap();
     let md = String::from_utf8(md).unwrap();
     assert!(md.contains("#### Idle connections") && md.contains("#### Connection storm"));
+    assert!(
+        md.contains("#### Start-up") && md.contains("| server | first answer | first 1 s |"),
+        "{md}"
+    );
     let mut csv = Vec::new();
     write_csv(&mut csv, &r).unwrap();
     let csv = String::from_utf8(csv).unwrap();
