@@ -186,7 +186,53 @@ fn formula_safe(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::field;
+    use super::{field, write_csv};
+    use crate::kinds::testing::{load_result, measurement, run};
+    use netbench_suite::store::{ProcessUse, WarmUp};
+
+    /// Issue 28: a cell's tier, a server's start-up and the run's process
+    /// mode follow the repetitions, with the fields they are not about left
+    /// empty.
+    #[test]
+    fn tiers_start_up_and_the_process_mode_have_rows_of_their_own() {
+        let warm = WarmUp {
+            process: ProcessUse::Fresh,
+            ready_s: Some(0.5),
+            since_start_s: 0.5,
+            window_s: 0.5,
+            curve: vec![100.0, 300.0, 200.0, 200.0, 200.0, 200.0],
+            settled_s: Some(3.0),
+            capped: false,
+            class: "warmed".into(),
+            steady_from_s: Some(0.5),
+        };
+        let mut a = measurement("a", "blank", 8, 1, None, Some(load_result(1000.0)));
+        a.warmup = Some(warm);
+        let b = measurement("b", "blank", 8, 1, None, Some(load_result(50.0)));
+        let suite = "[[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [8]\n";
+        let report = crate::model::build_report(&run(suite, vec![a, b]));
+        let mut out = Vec::new();
+        write_csv(&mut out, &report).unwrap();
+        let csv = String::from_utf8(out).unwrap();
+        // One repetition each: never told apart.
+        assert!(csv.contains("\n1,t,blank,8,a,,tier,rank,1\n"), "{csv}");
+        assert!(csv.contains("\n1,t,blank,8,b,,tier,rank,1\n"), "{csv}");
+        for row in [
+            "1,t,blank,,a,,startup_ready,s,0.5",
+            "1,t,blank,,a,,startup_from_connections,count,8",
+            "1,t,blank,,a,,startup_first_1s_requests_per_s,1/s,200",
+            "1,t,blank,,a,,startup_curve_covers,s,3",
+            "1,t,blank,,a,,startup_steady_after,s,3.5",
+            "1,t,blank,,a,,startup_unsettled_cells,count,0",
+            "1,t,blank,,a,,startup_class_warmed,bool,1",
+            "1,t,,,,,process_fresh,bool,1",
+        ] {
+            assert!(csv.lines().any(|l| l == row), "{row}\n{csv}");
+        }
+        // b has no warm-up record and no ready time: no start-up rows.
+        assert!(!csv.contains(",b,,startup_"), "{csv}");
+        assert!(csv.lines().all(|l| l.split(',').count() == 9), "{csv}");
+    }
 
     #[test]
     fn quotes_only_when_needed() {
