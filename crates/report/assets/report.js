@@ -189,11 +189,12 @@
     groupedBars(canvas, (c) => whisker(c.rps), 'requests/s', true, rawReps);
   }
 
-  // The same, normalised by the machine-speed control. The noisy mark (~)
-  // judges the raw spread, so it is left to the raw chart; the others hold.
+  // The same, normalised by the machine-speed control, with the same marks:
+  // the noisy one (~) judges the figures the row is ranked by, which are
+  // these whenever the whole row has them.
   function normalised(canvas) {
     groupedBars(canvas, (c) => whisker(c.rps ? c.rps_normalised : null),
-      'requests/s, normalised', true, normalisedReps, (c) => (c.flags || '').replace('~', ''));
+      'requests/s, normalised', true, normalisedReps);
   }
 
   const NINES = [[Math.log10(2), 'p50'], [1, 'p90'], [2, 'p99'], [3, 'p99.9'], [4, 'p99.99']];
