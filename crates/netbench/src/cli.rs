@@ -201,8 +201,8 @@ pub(crate) struct CompareArgs {
 }
 
 const RUN_HELP: &str = "\
-Suites (suites/*.toml): standard (every server, blank and work at 100
-connections, 3 repetitions; what `make run` runs, about 20 minutes here),
+Suites (suites/*.toml): standard (every server warm, blank and work at 100
+connections, 2 repetitions; what `make run` runs, about 25 minutes here),
 quick (every server at 1 and 100 connections, short runs, 1 repetition), full
 (the whole matrix), beyond (idle cost, storms, keep-alive off, latency against
 load, CPU per request), models, allocators, backends (PostgreSQL, WebSocket),
@@ -211,10 +211,12 @@ over 1 to 1,000 connections), aa (four servers twice over for an A/A check of
 compare). A path to any suite file works too.
 
 Each server is built once (skipped while its sources are unchanged), started
-fresh for every measurement in its own process group on a free port, pinned to
-CPUs apart from the client's, sampled from /proc at 10 Hz, and stopped
-(SIGTERM, then SIGKILL of the group). Repetitions are interleaved across
-servers. A server that cannot build, never gets ready or fails verify is left
+fresh for every measurement (or, with a suite's [warmup] process = round, for
+each round of its cells) in its own process tree on a free port, pinned to CPUs
+apart from the client's, sampled from /proc at 10 Hz, and stopped (SIGTERM,
+then SIGKILL of the whole tree). With [warmup] until = steady each cell first
+loads the server in short windows until its throughput settles
+(docs/steady-state.md). Repetitions are interleaved across servers. A server that cannot build, never gets ready or fails verify is left
 out with its reason; a cell whose server crashes is recorded as failed; the
 run goes on either way. Ctrl-C, SIGTERM or SIGHUP stops the run cleanly (finished
 cells are kept); `netbench run --resume RUN` finishes it.
@@ -253,7 +255,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "RUN", conflicts_with = "suite")]
     pub resume: Option<i64>,
 
-    /// Repetitions of every cell instead of the suite's (3 in standard): a
+    /// Repetitions of every cell instead of the suite's (2 in standard): a
     /// count from 1 to 1000, or `auto`: 3 rounds, then more rounds of only the
     /// cells whose 95% interval is wider than ±5%, until each settles, 10
     /// rounds, or a 25-minute budget (a suite's [auto] table changes these).
