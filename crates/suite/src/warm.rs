@@ -51,6 +51,8 @@ pub(crate) struct RawWarm {
     #[serde(default)]
     cap: Option<String>,
     #[serde(default)]
+    span: Option<String>,
+    #[serde(default)]
     startup: Option<String>,
     #[serde(default)]
     process: Option<String>,
@@ -70,11 +72,13 @@ impl RawWarm {
         let window = duration("window", &self.window)?;
         let min = duration("min", &self.min)?;
         let cap = duration("cap", &self.cap)?;
+        let span = duration("span", &self.span)?;
         let until_steady = match self.until.as_deref() {
             None | Some("fixed") => {
-                if window.is_some() || min.is_some() || cap.is_some() {
+                if window.is_some() || min.is_some() || cap.is_some() || span.is_some() {
                     return Err(
-                        "[warmup] `window`, `min` and `cap` go with `until = \"steady\"`".into(),
+                        "[warmup] `window`, `min`, `span` and `cap` go with `until = \"steady\"`"
+                            .into(),
                     );
                 }
                 None
@@ -95,6 +99,12 @@ impl RawWarm {
                 }
                 if let Some(c) = cap {
                     cfg.cap = windows(c) as usize;
+                }
+                // The stretch the trend test looks back over (steady.rs,
+                // rule 2): longer keeps a slow JIT tail warming, shorter
+                // settles an early plateau sooner.
+                if let Some(sp) = span {
+                    cfg.trend_span = windows(sp) as usize;
                 }
                 cfg.check().map_err(|e| format!("[warmup]: {e}"))?;
                 Some(cfg)
@@ -201,7 +211,15 @@ pub fn warm_until_steady(
         ));
     }
     let curve = detector.curve().to_vec();
-    let state = classify(&curve, cfg);
+    let mut state = classify(&curve, cfg);
+    // A curve the online rule settled within twice its minimum is too short
+    // for the classifier's segments (it needs `min_windows` in the last
+    // one, outliers dropped) and would read as no steady state; the rule
+    // itself found no trend and a bounded spread over all of it, which is
+    // what flat means.
+    if settled_at.is_some() && curve.len() < 2 * cfg.min_windows {
+        state.class = crate::steady::SteadyClass::Flat;
+    }
     Ok(WarmUp {
         process: if fresh_ready.is_some() {
             ProcessUse::Fresh
@@ -258,13 +276,14 @@ mod tests {
     #[test]
     fn steady_takes_its_window_minimum_and_cap_in_windows() {
         let w = parse(
-            "until = \"steady\"\nwindow = \"500ms\"\nmin = \"2s\"\ncap = \"30s\"\nstartup = \"10s\"\nprocess = \"round\"",
+            "until = \"steady\"\nwindow = \"500ms\"\nmin = \"2s\"\ncap = \"30s\"\nspan = \"10s\"\nstartup = \"10s\"\nprocess = \"round\"",
         )
         .unwrap();
         let cfg = w.until_steady.unwrap();
         assert_eq!(cfg.window, Duration::from_millis(500));
         assert_eq!(cfg.min_windows, 4);
         assert_eq!(cfg.cap, 60);
+        assert_eq!(cfg.trend_span, 20);
         assert_eq!(w.startup, Duration::from_secs(10));
         assert_eq!(w.process, ProcessUse::Reused);
     }
@@ -274,6 +293,7 @@ mod tests {
         for (text, says) in [
             ("until = \"forever\"", "use \"steady\""),
             ("window = \"1s\"", "go with `until = \"steady\"`"),
+            ("span = \"10s\"", "go with `until = \"steady\"`"),
             ("until = \"steady\"\nwindow = \"10ms\"", "at least 100ms"),
             ("until = \"steady\"\ncap = \"soon\"", "not a duration"),
             ("process = \"server\"", "use \"cell\""),
