@@ -59,8 +59,30 @@ fn main() -> ExitCode {
             {
                 return ExitCode::from(exit::OK);
             }
-            eprintln!("netbench: error: {err:#}");
+            eprintln!("netbench: error: {}", error_line(&err));
             ExitCode::from(exit::FAILURE)
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: the library
+/// errors already name their cause in their message (`cannot open the
+/// results store X: file is not a database; check ...`), and anyhow's
+/// alternate form would repeat it after them.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        // SQLite's own cause reads `Error code 26: file is not a database`
+        // under rusqlite's `file is not a database`: its last part counts.
+        let last = text.rsplit(": ").next().unwrap_or(&text);
+        if line.contains(&text) || line.contains(last) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

@@ -358,3 +358,20 @@ fn a_damaged_part_is_described_not_debug_printed() {
         "{err}"
     );
 }
+
+/// Issue 27 (low): a store error named its cause twice over (`file is not a
+/// database; check ...: file is not a database: Error code 26: file is not
+/// a database`). Each cause is said once.
+#[test]
+fn a_store_error_says_its_cause_once() {
+    let dir = std::env::temp_dir().join(format!("netbench-i27-words-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("not-a-store.sqlite");
+    std::fs::write(&db, "not a database, just text\n").unwrap();
+    let out = netbench(&["runs", "--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("file is not a database").count(), 1, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
