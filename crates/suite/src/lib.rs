@@ -21,12 +21,12 @@ mod runner;
 pub mod sampler;
 mod server;
 pub mod steady;
-pub mod warm;
 pub mod store;
 mod suite;
 mod targets;
 mod toml_error;
 mod tree;
+pub mod warm;
 
 pub use adaptive::{Adaptive, SettleRule, Stopped};
 pub use allocator::{Allocator, AllocatorError};

@@ -174,12 +174,14 @@ impl Tree {
                 adopted.seen.insert(pid, st.start);
             }
         }
-        adopted.seen.retain(|&pid, &mut start| match read_stat(pid) {
-            None => false,
-            Some(st) if st.start != start => false,
-            Some(st) if st.zombie && st.ppid == me => !reaped(pid),
-            Some(_) => true,
-        });
+        adopted
+            .seen
+            .retain(|&pid, &mut start| match read_stat(pid) {
+                None => false,
+                Some(st) if st.start != start => false,
+                Some(st) if st.zombie && st.ppid == me => !reaped(pid),
+                Some(_) => true,
+            });
     }
 }
 
