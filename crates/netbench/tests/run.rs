@@ -394,11 +394,15 @@ fn sighup_stops_a_run_cleanly_and_it_can_be_resumed() {
 
 /// The private folders of the PostgreSQL that netbench process `pid` runs.
 fn database_folders_of(pid: u32) -> Vec<PathBuf> {
-    let prefix = format!("netbench-pg-{pid}-");
+    temp_folders(&format!("netbench-pg-{pid}-"))
+}
+
+/// The entries of the temporary folder whose names start with `prefix`.
+fn temp_folders(prefix: &str) -> Vec<PathBuf> {
     std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
         .map(|e| e.path())
         .collect()
 }
@@ -711,13 +715,7 @@ fn issue27_a_second_run_waits_for_the_first_and_says_who_holds_the_machine() {
 
 /// The temporary folders of netbench process `pid` (its logs).
 fn log_folders_of(pid: u32) -> Vec<PathBuf> {
-    let prefix = format!("netbench-{pid}-");
-    std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .map(|e| e.path())
-        .collect()
+    temp_folders(&format!("netbench-{pid}-"))
 }
 
 /// Issue 27, low items: a failed build's last output, promised after "the

@@ -583,20 +583,18 @@ pub fn run_suite(
     // The process that serves the cells of one server's round, when the
     // suite reuses processes; dropped (so stopped) when the round moves on.
     let mut session: Option<OpenSession> = None;
-    for cell in fixed {
-        index += 1;
-        if !measure(
-            req,
-            &env,
-            store,
-            obs,
-            (run, work_seed),
-            &cell,
-            (index, total),
-            &mut session,
-        )? {
-            return finish(store, RunStatus::Interrupted, obs);
-        }
+    let ids = (run, work_seed);
+    if !measure_all(
+        req,
+        &env,
+        store,
+        obs,
+        ids,
+        fixed,
+        (&mut index, total),
+        &mut session,
+    )? {
+        return finish(store, RunStatus::Interrupted, obs);
     }
     if let Some(a) = suite.adaptive {
         // Rounds past the first ones, each of the cells still too noisy to
@@ -633,20 +631,9 @@ pub fn run_suite(
                 cells: planned.len(),
             });
             total += planned.len();
-            for cell in planned {
-                index += 1;
-                if !measure(
-                    req,
-                    &env,
-                    store,
-                    obs,
-                    (run, work_seed),
-                    &cell,
-                    (index, total),
-                    &mut session,
-                )? {
-                    return finish(store, RunStatus::Interrupted, obs);
-                }
+            let counts = (&mut index, total);
+            if !measure_all(req, &env, store, obs, ids, planned, counts, &mut session)? {
+                return finish(store, RunStatus::Interrupted, obs);
             }
             round += 1;
         }
@@ -698,6 +685,28 @@ fn order_for_reuse(cells: &mut Vec<PlannedCell<'_>>, suite: &Suite) {
         .collect();
     keyed.sort_by_key(|(k, _)| *k);
     cells.extend(keyed.into_iter().map(|(_, c)| c));
+}
+
+/// Runs `cells` in order, numbering them on from `index`; false when a
+/// cancel stopped one.
+#[allow(clippy::too_many_arguments)]
+fn measure_all(
+    req: &RunRequest,
+    env: &CellEnv<'_>,
+    store: &mut Store,
+    obs: &mut dyn Observer,
+    ids: (i64, u64),
+    cells: Vec<PlannedCell<'_>>,
+    (index, total): (&mut usize, usize),
+    open: &mut Option<OpenSession>,
+) -> Result<bool, RunError> {
+    for cell in cells {
+        *index += 1;
+        if !measure(req, env, store, obs, ids, &cell, (*index, total), open)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Runs one cell, stores it and tells the observer; false when a cancel
