@@ -145,6 +145,8 @@ impl Tree {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+        // An orphan that died before the first pass was never a member.
+        self.reap_zombies(leader, &HashMap::new());
     }
 }
 
@@ -159,13 +161,18 @@ pub(crate) struct Adopted {
 }
 
 impl Tree {
-    /// Notes the tree's live members and reaps those of them that have
-    /// exited as this process's children, `leader` excepted (its `Child`
-    /// reaps it). A zombie is reaped only when its pid and start time are
-    /// those of a member seen alive, so a reused pid of another child of
-    /// netbench is never taken from its owner.
+    /// Notes the tree's live members and reaps those of this process's
+    /// children that have exited and belong to the tree, `leader` excepted
+    /// (its `Child` reaps it): a zombie still in the tree's process group,
+    /// or one whose pid and start time are those of a member seen alive.
+    /// Never another zombie: a child of netbench that is not the tree's
+    /// (a server, a guard) keeps its status for its own `Child`.
+    ///
+    /// The group matters for an orphan that lived less than a scan apart
+    /// (php-fpm's supervisor in its test's short phases: never seen alive,
+    /// it stayed a zombie until the step ended); the seen members for one
+    /// that left the group (`setsid`), whose zombie keeps no mark.
     pub(crate) fn reap_exited(&self, leader: u32, adopted: &mut Adopted) {
-        let me = std::process::id() as i32;
         for (pid, _) in self.members() {
             if pid == leader as i32 {
                 continue;
@@ -174,14 +181,27 @@ impl Tree {
                 adopted.seen.insert(pid, st.start);
             }
         }
+        self.reap_zombies(leader, &adopted.seen);
         adopted
             .seen
-            .retain(|&pid, &mut start| match read_stat(pid) {
-                None => false,
-                Some(st) if st.start != start => false,
-                Some(st) if st.zombie && st.ppid == me => !reaped(pid),
-                Some(_) => true,
-            });
+            .retain(|&pid, &mut start| read_stat(pid).is_some_and(|st| st.start == start));
+    }
+
+    /// Reaps every exited child of this process that is the tree's: in its
+    /// group, or in `seen` with the same start time.
+    fn reap_zombies(&self, leader: u32, seen: &HashMap<i32, u64>) {
+        let me = std::process::id() as i32;
+        for pid in crate::sampler::pids().into_iter().flatten() {
+            let pid = pid as i32;
+            if pid == leader as i32 {
+                continue;
+            }
+            let Some(st) = read_stat(pid) else { continue };
+            let ours = Some(st.pgrp) == self.pgid || seen.get(&pid) == Some(&st.start);
+            if st.zombie && st.ppid == me && ours {
+                reaped(pid);
+            }
+        }
     }
 }
 

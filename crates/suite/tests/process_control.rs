@@ -224,3 +224,21 @@ fn issue26_an_orphan_that_exits_during_a_step_is_reaped_at_once() {
     assert!(built.is_ok(), "the step saw its orphan linger: {built:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 26, again: php-fpm's test starts and stops its server within half
+/// a second, faster than the scan for members, so the orphan was never
+/// seen alive and stayed a zombie. An orphan still in the step's process
+/// group is the step's, seen or not, and is reaped as soon as it exits.
+#[test]
+fn issue26_an_orphan_never_seen_alive_is_reaped_too() {
+    let dir = scratch("orphan-unseen");
+    let m = manifest(
+        &dir,
+        "run = \"x\"\nbuild = \"(sh -c 'echo $$ >orphan.pid; exec sleep 0.05' </dev/null >/dev/null 2>&1 &); \
+         sleep 0.2; p=$(cat orphan.pid); i=0; \
+         while kill -0 $p 2>/dev/null; do i=$((i+1)); [ $i -gt 30 ] && exit 7; sleep 0.1; done\"",
+    );
+    let built = build(&dir, &m, &AtomicBool::new(false));
+    assert!(built.is_ok(), "the step saw its orphan linger: {built:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -76,6 +76,8 @@ stop() {
         i=$((i + 1))
     done
     [ -z "$left" ]; ok $? "nothing left after SIGTERM (left:$left)"
+    # What was left, and whose (a zombie names the parent that failed to reap it).
+    [ -z "$left" ] || ps -o pid,ppid,pgid,stat,args -p "$(echo $left | tr ' ' ,)"
     [ -n "$dir" ] && [ ! -e "$dir" ]; ok $? "temporary directory '$dir' removed"
 }
 
