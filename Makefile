@@ -70,6 +70,7 @@ test: test-deps server-deps deploy-check
 	$(CARGO) build --locked --workspace --all-targets
 	$(CARGO) test --locked --workspace
 	cd scripts && python3 -m unittest -q test_prefetch
+	python3 bench/jvm_warm.py --check >/dev/null
 	@why=$$($(CARGO) run --locked -q -p netbench -- load --io uring -n 1 http://127.0.0.1:1/ 2>&1 | sed -n 's/.*io_uring not used: //p'); \
 	if [ -n "$$why" ]; then echo "engine tests on io_uring skipped: $$why"; \
 	else NETBENCH_TEST_IO=uring $(CARGO) test --locked -p netbench-engine; fi

@@ -12,7 +12,11 @@ the machine moved between the runs in a way those figures did not correct.
     python3 bench/aa_check.py --suite quick --db results/aa.sqlite
 
 It also counts `netbench compare`'s own verdicts (requests/s and p99), beyond
-the run-wide shift (its default) and as measured (--absolute).
+the run-wide shift (its default) and as measured (--absolute), and checks the
+table's tiers the same way (crates/report/examples/aa_tiers.rs): each cell's
+odd repetitions against its even ones within a run, and its repetitions in
+run A against those in run B, tiered as the table tiers a row; a correct
+method splits at most about 5% of those rows.
 """
 
 import argparse
@@ -135,6 +139,11 @@ def main():
             print("   ", l.strip())
     print()
     print(out.stdout)
+    # The tiers, on the same two runs.
+    tiers = subprocess.run(["cargo", "run", "--release", "-q", "-p", "netbench-report",
+                            "--example", "aa_tiers", "--", db, str(ra), str(rb)], cwd=ROOT)
+    if tiers.returncode != 0:
+        sys.exit(f"aa_check: aa_tiers exited {tiers.returncode}")
 
 
 if __name__ == "__main__":

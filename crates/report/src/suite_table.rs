@@ -81,7 +81,7 @@ impl CellStats {
 
     /// The figures its row ranks it by: each good repetition's requests/s,
     /// normalised when the row is.
-    fn ranked_values(&self) -> &[f64] {
+    pub fn ranked_values(&self) -> &[f64] {
         if self.ranked_normalised {
             &self.rps_normalised_values
         } else {
