@@ -94,6 +94,7 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
                 plan,
                 clock,
                 cancel: &control.cancel,
+                warmup_end_ns: &control.warmup_end_ns,
                 progress: &control.progress.workers[i],
             };
             let handle = std::thread::Builder::new()

@@ -9,6 +9,9 @@ use crate::histogram::LatencyHistogram;
 pub(crate) struct WorkerStats {
     /// Answers that passed every check.
     pub ok: u64,
+    /// Good answers to warm-up requests: not measured, only published, so
+    /// that a caller can follow the warm-up (netbench run's steady state).
+    pub warm_ok: u64,
     pub errors: ErrorCounts,
     /// From intended send time to the last byte of a good answer.
     pub latency: LatencyHistogram,
@@ -40,6 +43,7 @@ impl WorkerStats {
     pub(crate) fn new() -> Self {
         WorkerStats {
             ok: 0,
+            warm_ok: 0,
             errors: ErrorCounts::default(),
             latency: LatencyHistogram::new(),
             connect: LatencyHistogram::new(),
@@ -69,6 +73,9 @@ impl AnswerSink for Recorder<'_> {
         if !req.measured {
             if let Some(start) = self.measuring_since {
                 stats.conn_busy_len_ns += now.saturating_sub(req.sent_ns.max(start));
+            }
+            if outcome.is_ok() {
+                stats.warm_ok += 1;
             }
             return;
         }

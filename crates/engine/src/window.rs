@@ -28,6 +28,9 @@ pub(crate) struct Window {
     deadline_ns: Option<u64>,
     /// Measured attempts left, for an exact-count run.
     budget: Option<u64>,
+    /// How long a timed run measures, to move its deadline with an early
+    /// end of warm-up.
+    measure_len_ns: Option<u64>,
     /// When measuring actually started and stopped.
     started_ns: u64,
     stopped_ns: u64,
@@ -66,6 +69,10 @@ impl Window {
                 Stop::Count(_) => None,
             },
             budget,
+            measure_len_ns: match stop {
+                Stop::After(d) => Some(ns(d)),
+                Stop::Count(_) => None,
+            },
             started_ns: 0,
             stopped_ns: 0,
             cpu_at_start: Duration::ZERO,
@@ -95,6 +102,19 @@ impl Window {
     /// When measuring started (0 before it has).
     pub(crate) fn started_ns(&self) -> u64 {
         self.started_ns
+    }
+
+    /// Ends warm-up at `at_ns` rather than later (the caller's
+    /// [`RunControl::end_warmup_at`](crate::RunControl::end_warmup_at)); a
+    /// timed run's deadline moves with it. Nothing changes once measuring
+    /// has started.
+    pub(crate) fn end_warmup_at(&mut self, at_ns: u64) {
+        if self.phase == Phase::Warmup && at_ns < self.warmup_end_ns {
+            self.warmup_end_ns = at_ns;
+            if let Some(len) = self.measure_len_ns {
+                self.deadline_ns = Some(at_ns.saturating_add(len));
+            }
+        }
     }
 
     /// Moves through the phases on time: measuring starts when warm-up ends
@@ -233,6 +253,34 @@ mod tests {
         let mut w = Window::new(Duration::ZERO, Stop::Count(0), Some(0));
         w.advance(0, cpu(0));
         assert_eq!(w.phase(), Phase::Drain);
+    }
+
+    #[test]
+    fn an_early_end_of_warm_up_moves_the_deadline_with_it() {
+        let mut w = Window::new(
+            Duration::from_secs(60),
+            Stop::After(Duration::from_secs(2)),
+            None,
+        );
+        w.end_warmup_at(3_000 * MS);
+        assert_eq!(w.next_change_ns(), Some(3_000 * MS));
+        assert_eq!(w.advance(2_999 * MS, cpu(0)), None);
+        assert!(!w.measuring());
+        assert_eq!(w.advance(3_001 * MS, cpu(10)), None);
+        assert!(w.measuring());
+        assert_eq!(w.next_change_ns(), Some(5_000 * MS));
+        // Once measuring, a later call changes nothing.
+        w.end_warmup_at(4_000 * MS);
+        assert_eq!(w.next_change_ns(), Some(5_000 * MS));
+        assert_eq!(w.advance(5_000 * MS, cpu(20)), Some(5_000 * MS));
+        // An instant after the plan's own end of warm-up is ignored.
+        let mut late = Window::new(
+            Duration::from_secs(1),
+            Stop::After(Duration::from_secs(2)),
+            None,
+        );
+        late.end_warmup_at(5_000 * MS);
+        assert_eq!(late.next_change_ns(), Some(1_000 * MS));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! (HTTP/1.1 or WebSocket) over any [`Io`] backend (epoll or io_uring), both
 //! chosen once per run.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::backend::{Connect, Event, Io, IoBackend};
@@ -65,6 +65,8 @@ pub(crate) struct Shared<'a> {
     pub plan: &'a LoadPlan,
     pub clock: Clock,
     pub cancel: &'a AtomicBool,
+    /// The caller's early end of warm-up (`control::NOT_SET` when none).
+    pub warmup_end_ns: &'a AtomicU64,
     pub progress: &'a WorkerProgress,
 }
 
@@ -284,6 +286,10 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             self.interrupted = true;
             self.end(now);
             return;
+        }
+        let early = self.shared.warmup_end_ns.load(Ordering::Relaxed);
+        if early != crate::control::NOT_SET {
+            self.window.end_warmup_at(early);
         }
         if let Some(deadline) = self.window.advance(now, thread_cpu) {
             self.end(deadline);
@@ -650,6 +656,8 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
     fn publish(&self) {
         let p = self.shared.progress;
         p.requests.store(self.stats.ok, Ordering::Relaxed);
+        p.answered
+            .store(self.stats.ok + self.stats.warm_ok, Ordering::Relaxed);
         p.errors.store(self.stats.errors.total(), Ordering::Relaxed);
         p.measuring
             .store(self.window.phase() != Phase::Warmup, Ordering::Relaxed);

@@ -271,3 +271,40 @@ fn the_result_records_the_backend_that_ran() {
     assert_eq!(r.io, test_io());
     assert_eq!(r.io_fallback, None);
 }
+
+/// Issue 28: a caller that warms until some condition holds ends warm-up
+/// early, and the run measures its whole duration from there on the
+/// connections warm-up opened (no connect in the measured window).
+#[test]
+fn an_early_end_of_warm_up_measures_on_the_warm_connections() {
+    let server = serve(Behavior::Good);
+    let mut plan = count_plan(server.addr, 4, 2, 1);
+    plan.warmup = Duration::from_secs(60);
+    plan.stop = Stop::After(Duration::from_millis(400));
+    let control = RunControl::new(&plan);
+    let started = Instant::now();
+    let r = std::thread::scope(|scope| {
+        let engine = scope.spawn(|| netbench_engine::run(&plan, &control));
+        // Warm-up answers are published, not measured.
+        while control.progress.snapshot().answered < 200 {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "no warm-up answers"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let seen = control.progress.snapshot();
+        assert_eq!(seen.requests, 0);
+        assert!(!seen.measuring);
+        assert!(control.end_warmup_at(Instant::now() + Duration::from_millis(30)));
+        // Only the first call counts.
+        assert!(!control.end_warmup_at(Instant::now()));
+        engine.join().unwrap().unwrap()
+    });
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(!r.interrupted);
+    assert!(r.requests > 0);
+    assert!((0.35..0.6).contains(&r.duration_s), "{}", r.duration_s);
+    assert_eq!(r.connects, 0, "the measured window opened connections");
+    assert!(control.progress.snapshot().answered > r.requests);
+}

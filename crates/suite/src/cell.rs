@@ -19,7 +19,7 @@ use crate::server::{free_port, start, StartSpec};
 use crate::store::{rfc3339, CellKey, Measurement, MeasurementStatus, Sample, WarmUp};
 use crate::suite::Scenario;
 use crate::targets::Target;
-use crate::warm::{warm_until_steady, Warm};
+use crate::warm::{Warm, WarmIn};
 
 /// How long a fresh server may take to answer its first request, unless
 /// the caller says otherwise.
@@ -100,6 +100,8 @@ pub struct Session {
     ready: Duration,
     /// Cells measured on it so far.
     served: usize,
+    /// Its runtime compiles while it runs (the manifest's `jit`).
+    jit: bool,
 }
 
 impl Session {
@@ -144,6 +146,7 @@ impl Session {
             spawned,
             ready,
             served: 0,
+            jit: target.manifest.jit,
         })
     }
 
@@ -212,7 +215,7 @@ pub fn measure_in(
     let at = SystemTime::now();
     let fresh = session.served == 0;
     session.served += 1;
-    let (ready, spawned) = (session.ready, session.spawned);
+    let (ready, spawned, jit) = (session.ready, session.spawned, session.jit);
     let (addr, network) = (session.addr, session.network.clone());
     let namespace = session.namespace.as_ref();
     let server = &mut session.server;
@@ -270,6 +273,7 @@ pub fn measure_in(
                 fresh: fresh.then_some(ready),
                 since_start: spawned.elapsed(),
                 first_round: key.repetition == 1,
+                jit,
             },
         );
         done.store(true, Ordering::Relaxed);
@@ -376,10 +380,12 @@ struct WarmStart {
     /// The cell is of the first round, whose fresh processes warm at least
     /// the suite's `startup` for the start-up figures.
     first_round: bool,
+    /// The server's runtime compiles while it runs (the manifest's `jit`).
+    jit: bool,
 }
 
-/// The warm phase, when the suite warms until steady and the kind is one
-/// that warms, then the kind's measurement.
+/// The kind's measurement, warmed until steady on its own connections when
+/// the suite says so and the kind is one that warms.
 fn warm_then_measure(
     scenario: &Scenario,
     connections: u32,
@@ -387,27 +393,25 @@ fn warm_then_measure(
     warm: &Warm,
     start: WarmStart,
 ) -> Result<(Outcome, Option<WarmUp>), String> {
-    let warmup = match &warm.until_steady {
-        Some(cfg) if scenario.kind.warms() => {
-            let plan = kinds::base_plan(scenario, connections, m);
-            let at_least = if start.fresh.is_some() && start.first_round {
-                warm.startup
-            } else {
-                Duration::ZERO
-            };
-            let w = warm_until_steady(
-                &plan,
-                cfg,
-                at_least,
-                m.cancel,
-                start.fresh,
-                start.since_start,
-            )?;
-            Some(w)
-        }
-        _ => None,
+    let Some(cfg) = &warm.until_steady else {
+        return kinds::measure_cell_warm(scenario, connections, m, None);
     };
-    Ok((kinds::measure_cell(scenario, connections, m)?, warmup))
+    let at_least = if start.fresh.is_some() && start.first_round {
+        warm.startup
+    } else {
+        Duration::ZERO
+    };
+    let w = WarmIn {
+        cfg,
+        rule: match &warm.jit_fresh {
+            Some(jit) if start.fresh.is_some() && start.jit => *jit,
+            _ => *cfg,
+        },
+        at_least,
+        fresh_ready: start.fresh,
+        since_start: start.since_start,
+    };
+    kinds::measure_cell_warm(scenario, connections, m, Some(&w))
 }
 
 /// The controls around a cell: the CPU probe on the server's CPUs and on

@@ -93,6 +93,12 @@ pub struct ServerManifest {
     /// part it does not offer is left out and reported as such, never failed.
     #[serde(default)]
     pub offers: Vec<Offer>,
+    /// The runtime compiles the server's code while it runs (the JVM's
+    /// HotSpot, Node's V8): a fresh process may sit on a flat start-up
+    /// plateau before its compiled code takes over, so a suite that warms
+    /// until steady warms it the trend test's whole look-back first.
+    #[serde(default)]
+    pub jit: bool,
 }
 
 /// An optional part of the contract (contract/CONTRACT.md, version 1.1).

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{fake_server, request, scratch, Quiet};
+use common::{fake_server, fake_server_with, request, scratch, Quiet};
 
 use netbench_suite::run_suite;
 use netbench_suite::store::{MeasurementStatus, ProcessUse, RunStatus, Store};
@@ -16,7 +16,9 @@ fn warm_until_steady_with_one_process_per_server_round() {
     let work = scratch("steady");
     let servers = work.join("servers");
     let tag = format!("--tag steady-{}", std::process::id());
-    fake_server(&servers, "alpha", "", &tag);
+    // alpha's runtime compiles while it runs (jit): its fresh processes
+    // warm the whole trend look-back before they may settle.
+    fake_server_with(&servers, "alpha", "", "jit = true\n", "", &tag);
     fake_server(&servers, "beta", "", &tag);
     let suite = r#"
         servers = ["*"]
@@ -28,6 +30,7 @@ fn warm_until_steady_with_one_process_per_server_round() {
         window = "200ms"
         min = "1s"
         cap = "3s"
+        span = "2s"
         process = "round"
         [[scenarios]]
         name = "blank"
@@ -68,6 +71,14 @@ fn warm_until_steady_with_one_process_per_server_round() {
             w.curve.len()
         );
         assert!(w.curve.iter().all(|&r| r > 0.0), "{:?}", w.curve);
+        // Measured at once on the connections the warm-up opened.
+        let result: serde_json::Value =
+            serde_json::from_str(m.result_json.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            result["connects"], 0,
+            "{:?}: a new connection was measured",
+            m.key
+        );
         assert_eq!(w.capped, w.settled_s.is_none());
         assert!(
             ["flat", "warmed", "slowdown", "no-steady-state"].contains(&w.class.as_str()),
@@ -117,6 +128,13 @@ fn warm_until_steady_with_one_process_per_server_round() {
             pair[0].warmup.as_ref().unwrap(),
             pair[1].warmup.as_ref().unwrap(),
         );
+        // A fresh process of a jit runtime warms the whole trend look-back
+        // (2 s, 10 windows) before it may be called settled; any other
+        // process its minimum (1 s, checked above).
+        if pair[0].key.server == "alpha" {
+            assert!(fresh.curve.len() >= 10, "{fresh:?}");
+            assert!(fresh.settled_s.is_none_or(|s| s >= 2.0), "{fresh:?}");
+        }
         assert!(fresh.ready_s.is_some_and(|r| r > 0.0), "{fresh:?}");
         assert_eq!(reused.ready_s, None);
         // The same process, later in its life.

@@ -1,10 +1,11 @@
-//! One engine run inside a cell: the cell's cancel flag wired in, and the
+//! One engine run inside a cell: the cell's cancel flag wired in, the
+//! warm-up followed until steady where the suite asks for it, and the
 //! server's process-tree CPU time read at the edges of the measured window
 //! (not from the 10 Hz samples, whose spacing would blur a short window).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -12,6 +13,8 @@ use netbench_engine::{LoadPlan, LoadResult, RequestTemplate, RunControl, Stop};
 
 use super::facts::Facts;
 use crate::sampler::sample_group;
+use crate::store::WarmUp;
+use crate::warm::WarmIn;
 
 /// What a kind's measurement is given: the running server and the client's
 /// share of the machine.
@@ -56,35 +59,71 @@ pub(crate) fn tree_cpu(pgid: i32) -> Option<f64> {
         .map(|s| s.cpu_user_s + s.cpu_sys_s)
 }
 
-/// An engine run with the server's CPU over its measured window: the result,
-/// that CPU time, and when the window began (seconds since the epoch).
-pub fn measure_plan(
+/// An engine run's result, the server's CPU seconds over its measured
+/// window, and when the window began (seconds since the epoch).
+pub type PlanMeasured = (LoadResult, Option<f64>, f64);
+
+/// An engine run with the server's CPU over its measured window.
+pub fn measure_plan(plan: &LoadPlan, m: &Measure<'_>) -> Result<PlanMeasured, String> {
+    measure_plan_warm(plan, m, None).map(|(measured, _)| measured)
+}
+
+/// [`measure_plan`], warmed until steady on the run's own connections when
+/// `warm` says so ([`crate::warm::follow`] ends the warm-up): the measured
+/// window then follows the warm-up at once, without new connections, and
+/// `plan.warmup` is not used.
+pub fn measure_plan_warm(
     plan: &LoadPlan,
     m: &Measure<'_>,
-) -> Result<(LoadResult, Option<f64>, f64), String> {
+    warm: Option<&WarmIn<'_>>,
+) -> Result<(PlanMeasured, Option<WarmUp>), String> {
+    let mut plan = plan.clone();
+    if let Some(w) = warm {
+        plan.warmup = w.longest();
+    }
+    let plan = &plan;
     let mut control = RunControl::new(plan);
     control.cancel = Arc::clone(m.cancel);
     if m.cancel.load(Ordering::Relaxed) {
         return Err("cancelled".into());
     }
     let done = AtomicBool::new(false);
-    let (result, edges) = std::thread::scope(|scope| {
-        let watcher = scope.spawn(|| window_edges(plan, &control, m.pgid, &done));
-        let result = netbench_engine::run(plan, &control);
-        done.store(true, Ordering::Relaxed);
-        (result, watcher.join().unwrap_or_default())
+    // When the measured window begins, once the warm-up has been followed.
+    let begin: OnceLock<Option<Instant>> = OnceLock::new();
+    let (result, edges, warmed) = std::thread::scope(|scope| {
+        let engine = scope.spawn(|| {
+            let r = netbench_engine::run(plan, &control);
+            done.store(true, Ordering::Relaxed);
+            r
+        });
+        let told = warm.is_some().then_some(&begin);
+        let (control, done) = (&control, &done);
+        let watcher = scope.spawn(move || window_edges(plan, control, m.pgid, done, told));
+        let warmed = warm.map(|w| {
+            let (at, warmup) = crate::warm::follow(control, w, m.cancel, done);
+            let _ = begin.set(at);
+            warmup
+        });
+        let result = engine
+            .join()
+            .unwrap_or(Err(netbench_engine::EngineError::WorkerPanicked));
+        (result, watcher.join().unwrap_or_default(), warmed)
     });
     let result = result.map_err(|e| format!("the load could not run: {e}"))?;
+    let warmup = warmed.transpose()?;
     let (start, begun) = match edges.start {
         Some(s) => s,
-        None => return Ok((result, None, 0.0)),
+        None => return Ok(((result, None, 0.0), warmup)),
     };
     let end = edges.end.or_else(|| tree_cpu(m.pgid));
     let cpu = end.map(|e| (e - start).max(0.0));
     Ok((
-        result,
-        cpu,
-        begun.saturating_duration_since(m.epoch).as_secs_f64(),
+        (
+            result,
+            cpu,
+            begun.saturating_duration_since(m.epoch).as_secs_f64(),
+        ),
+        warmup,
     ))
 }
 
@@ -96,7 +135,15 @@ struct Edges {
 
 /// Reads the server's CPU when warm-up ends and, for a timed run, when the
 /// window's deadline passes; the caller reads the end of a counted run.
-fn window_edges(plan: &LoadPlan, control: &RunControl, pgid: i32, done: &AtomicBool) -> Edges {
+/// Warm-up ends `plan.warmup` after the start, or where `told` says once
+/// the warm-up has been followed (None there: the engine ended first).
+fn window_edges(
+    plan: &LoadPlan,
+    control: &RunControl,
+    pgid: i32,
+    done: &AtomicBool,
+    told: Option<&OnceLock<Option<Instant>>>,
+) -> Edges {
     let mut edges = Edges::default();
     let started = loop {
         if done.load(Ordering::Relaxed) {
@@ -107,7 +154,21 @@ fn window_edges(plan: &LoadPlan, control: &RunControl, pgid: i32, done: &AtomicB
         }
         std::thread::sleep(Duration::from_micros(200));
     };
-    let begin = started + plan.warmup;
+    let begin = match told {
+        None => started + plan.warmup,
+        Some(told) => loop {
+            if let Some(at) = told.get() {
+                match at {
+                    Some(at) => break *at,
+                    None => return edges,
+                }
+            }
+            if done.load(Ordering::Relaxed) {
+                return edges;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        },
+    };
     if !sleep_until(begin, done) {
         return edges;
     }

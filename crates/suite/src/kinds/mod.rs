@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-pub use engine_run::{measure_plan, Measure, Measured};
+pub use engine_run::{measure_plan, measure_plan_warm, Measure, Measured};
 pub use facts::{
     fit_line, knee, Facts, FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, PipelinedFacts,
     ShortLivedFacts, StormFacts, SweepFacts, SweepStep,
@@ -297,14 +297,29 @@ pub fn measure_cell(
     connections: u32,
     m: &Measure<'_>,
 ) -> Result<Outcome, String> {
+    measure_cell_warm(scenario, connections, m, None).map(|(o, _)| o)
+}
+
+/// [`measure_cell`], warmed until steady on the measured run's own
+/// connections when `warm` is given and the kind warms
+/// ([`Kind::warms`]); the warm-up's record comes back with the outcome.
+pub fn measure_cell_warm(
+    scenario: &Scenario,
+    connections: u32,
+    m: &Measure<'_>,
+    warm: Option<&crate::warm::WarmIn<'_>>,
+) -> Result<(Outcome, Option<crate::store::WarmUp>), String> {
     let mut plan = base_plan(scenario, connections, m);
-    let done = |(r, cpu, from), facts| {
-        Ok(Outcome::Done(Box::new(engine_run::from_result(
-            r, cpu, from, facts,
-        ))))
+    let warm = warm.filter(|_| scenario.kind.warms());
+    let done = |((r, cpu, from), warmup), facts| {
+        Ok((
+            Outcome::Done(Box::new(engine_run::from_result(r, cpu, from, facts))),
+            warmup,
+        ))
     };
+    let unwarmed = |o: Result<Outcome, String>| o.map(|o| (o, None));
     match &scenario.kind {
-        Kind::Throughput => done(measure_plan(&plan, m)?, None),
+        Kind::Throughput => done(measure_plan_warm(&plan, m, warm)?, None),
         Kind::ShortLived {
             requests_per_connection: k,
         } => {
@@ -316,20 +331,22 @@ pub fn measure_cell(
             let facts = Facts::ShortLived(ShortLivedFacts {
                 requests_per_connection: *k,
             });
-            done(measure_plan(&plan, m)?, Some(facts))
+            done(measure_plan_warm(&plan, m, warm)?, Some(facts))
         }
         Kind::Pipelined { depth } => {
             plan.pipeline = *depth as usize;
             let facts = Facts::Pipelined(PipelinedFacts { depth: *depth });
-            done(measure_plan(&plan, m)?, Some(facts))
+            done(measure_plan_warm(&plan, m, warm)?, Some(facts))
         }
-        Kind::Storm => storm::measure_storm(connections, ws_plan(scenario, m), m)
-            .map(|x| Outcome::Done(Box::new(x))),
-        Kind::RateSweep { steps, slo_p99 } => {
-            sweep::measure_sweep(&plan, steps, *slo_p99, m).map(|x| Outcome::Done(Box::new(x)))
-        }
+        Kind::Storm => unwarmed(
+            storm::measure_storm(connections, ws_plan(scenario, m), m)
+                .map(|x| Outcome::Done(Box::new(x))),
+        ),
+        Kind::RateSweep { steps, slo_p99 } => unwarmed(
+            sweep::measure_sweep(&plan, steps, *slo_p99, m).map(|x| Outcome::Done(Box::new(x))),
+        ),
         Kind::FixedRate { rate } => {
-            sweep::measure_fixed_rate(&plan, *rate, m).map(|x| Outcome::Done(Box::new(x)))
+            unwarmed(sweep::measure_fixed_rate(&plan, *rate, m).map(|x| Outcome::Done(Box::new(x))))
         }
         Kind::Idle { hold, heartbeat } => {
             let (measured, result) = idle::measure_idle(
@@ -339,12 +356,15 @@ pub fn measure_cell(
                 ws_plan(scenario, m),
                 m,
             )?;
-            Ok(Outcome::Idle {
-                measured: Box::new(measured),
-                result: Box::new(result),
-                hold: *hold,
-                heartbeat: *heartbeat,
-            })
+            Ok((
+                Outcome::Idle {
+                    measured: Box::new(measured),
+                    result: Box::new(result),
+                    hold: *hold,
+                    heartbeat: *heartbeat,
+                },
+                None,
+            ))
         }
     }
 }
