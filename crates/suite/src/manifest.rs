@@ -93,10 +93,12 @@ pub struct ServerManifest {
     /// part it does not offer is left out and reported as such, never failed.
     #[serde(default)]
     pub offers: Vec<Offer>,
-    /// The runtime compiles the server's code while it runs (the JVM's
-    /// HotSpot, Node's V8): a fresh process may sit on a flat start-up
-    /// plateau before its compiled code takes over, so a suite that warms
-    /// until steady warms it the trend test's whole look-back first.
+    /// The runtime compiles the server's code while it runs and may sit
+    /// on a flat start-up plateau for seconds before its compiled code
+    /// takes over (HotSpot): a suite that warms until steady warms a fresh
+    /// process of it the trend test's whole look-back first. V8 reaches
+    /// its plateau within a second here (the Node servers' warm-up
+    /// curves), so the Node servers leave it out.
     #[serde(default)]
     pub jit: bool,
 }
