@@ -304,7 +304,9 @@ fn an_early_end_of_warm_up_measures_on_the_warm_connections() {
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(!r.interrupted);
     assert!(r.requests > 0);
-    assert!((0.35..0.6).contains(&r.duration_s), "{}", r.duration_s);
+    // Its 0.4 s from the early end, not 60 s (a worker that looks late on
+    // a busy machine starts its window late, never ends it late).
+    assert!((0.1..1.0).contains(&r.duration_s), "{}", r.duration_s);
     assert_eq!(r.connects, 0, "the measured window opened connections");
     assert!(control.progress.snapshot().answered > r.requests);
 }
