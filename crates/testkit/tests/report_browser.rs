@@ -486,6 +486,9 @@ const KINDS_SUITE: &str = r#"
     warmup = "100ms"
     duration = "300ms"
     steps = [0.25, 0.5]
+    # Generous, so that the knee is there to compare unless a step fell
+    # behind its rate.
+    slo_p99 = "1s"
     [[scenarios]]
     name = "fixed"
     kind = "fixed-rate"
@@ -645,9 +648,19 @@ fn every_kind_has_its_section_and_charts_in_chromium() {
     for m in ["requests_per_s", "storm_all_done", "idle_cpu_cores"] {
         assert!(metrics.contains(m), "{m}: {metrics:?}");
     }
+    // A cell is in neither run only for a reason the report shows: a rate
+    // sweep none of whose steps kept up within the SLO has no knee to
+    // compare (a busy machine can stall a 300 ms step by the 1% that
+    // counts; CI did once).
+    let kneeless: Vec<String> = k
+        .rate_sweep
+        .iter()
+        .filter(|s| s.knee_per_s.is_none())
+        .map(|s| format!("{} c={} {}", s.test, s.connections, s.server))
+        .collect();
     assert!(
-        comparison.in_neither.is_empty(),
-        "{:?}",
+        comparison.in_neither.iter().all(|c| kneeless.contains(c)),
+        "{:?} (sweeps without a knee: {kneeless:?})",
         comparison.in_neither
     );
 
