@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use netbench_engine::RunControl;
+
+use crate::kinds::sleep_until;
 use serde::Deserialize;
 
 use crate::steady::{classify, Decision, SteadyConfig, SteadyDetector};
@@ -224,7 +226,8 @@ pub fn follow(
     let mut last = 0u64;
     let mut k = 1u32;
     loop {
-        if !sleep_until(started + cfg.window * k, cancel, done) {
+        let stop = || cancel.load(Ordering::Relaxed) || done.load(Ordering::Relaxed);
+        if !sleep_until(started + cfg.window * k, stop) {
             break;
         }
         let now = control.progress.snapshot().answered;
@@ -298,21 +301,6 @@ fn jit_rule(cfg: &SteadyConfig, span: Option<usize>, cap: Option<usize>) -> Stea
     rule.cap = cap.unwrap_or(cfg.cap);
     rule.min_windows = cfg.min_windows.max(rule.trend_span.min(rule.cap));
     rule
-}
-
-/// Sleeps until `t`; false when the run was cancelled or the engine ended
-/// first.
-fn sleep_until(t: Instant, cancel: &AtomicBool, done: &AtomicBool) -> bool {
-    loop {
-        if cancel.load(Ordering::Relaxed) || done.load(Ordering::Relaxed) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= t {
-            return true;
-        }
-        std::thread::sleep((t - now).min(Duration::from_millis(5)));
-    }
 }
 
 #[cfg(test)]

@@ -169,22 +169,23 @@ fn window_edges(
             std::thread::sleep(Duration::from_millis(1));
         },
     };
-    if !sleep_until(begin, done) {
+    if !sleep_until(begin, || done.load(Ordering::Relaxed)) {
         return edges;
     }
     edges.start = tree_cpu(pgid).map(|c| (c, Instant::now()));
     if let Stop::After(d) = plan.stop {
-        if sleep_until(begin + d, done) {
+        if sleep_until(begin + d, || done.load(Ordering::Relaxed)) {
             edges.end = tree_cpu(pgid);
         }
     }
     edges
 }
 
-/// Sleeps until `t` unless the run ends first; true when `t` was reached.
-fn sleep_until(t: Instant, done: &AtomicBool) -> bool {
+/// Sleeps until `t` unless `stop` says to stop first (asked every 2 ms);
+/// true when `t` was reached.
+pub(crate) fn sleep_until(t: Instant, stop: impl Fn() -> bool) -> bool {
     loop {
-        if done.load(Ordering::Relaxed) {
+        if stop() {
             return false;
         }
         let now = Instant::now();

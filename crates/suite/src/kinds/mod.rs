@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub(crate) use engine_run::sleep_until;
 pub use engine_run::{measure_plan, measure_plan_warm, Measure, Measured};
 pub use facts::{
     fit_line, knee, Facts, FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, PipelinedFacts,
