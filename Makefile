@@ -69,7 +69,8 @@ load-demo: build
 test: test-deps server-deps deploy-check
 	$(CARGO) build --locked --workspace --all-targets
 	$(CARGO) test --locked --workspace
-	cd scripts && python3 -m unittest -q test_prefetch
+	cd scripts && python3 -m unittest -q test_prefetch test_check_docs
+	python3 scripts/check_docs.py
 	python3 bench/jvm_warm.py --check >/dev/null
 	@why=$$($(CARGO) run --locked -q -p netbench -- load --io uring -n 1 http://127.0.0.1:1/ 2>&1 | sed -n 's/.*io_uring not used: //p'); \
 	if [ -n "$$why" ]; then echo "engine tests on io_uring skipped: $$why"; \
@@ -121,7 +122,7 @@ server-deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq -o DPkg::Lock::Timeout=600 $$pk >/dev/null; \
 	fi
 
-# The README's screenshot: the latest run's (or RUN=N's) HTML report opened in headless
+# The README's screenshot (docs/report.png): the latest run's (or RUN=N's) HTML report opened in headless
 # Chromium by the browser test's own checker (which fails on any console
 # error or missing chart), top 2,400 pixels kept.
 screenshot: netbench test-deps
@@ -142,7 +143,7 @@ lint:
 	@for m in servers/*/Cargo.toml; do $(CARGO) fmt --manifest-path $$m -- --check || exit 1; done
 	@out=$$(gofmt -l $$(dirname servers/*/go.mod)); [ -z "$$out" ] || { echo "gofmt: $$out" >&2; exit 1; }
 
-# Fuzzing (README, "Fuzzing"): each cargo-fuzz target in fuzz/ for
+# Fuzzing (CONTRIBUTING.md, "Fuzzing"): each cargo-fuzz target in fuzz/ for
 # FUZZ_SECONDS, one after the other (FUZZ_TARGETS="parse_head work_answer" for
 # some); installs cargo-fuzz if missing, works on stable Rust, and fails when a
 # target finds a crash, a hang or an out-of-memory (input in fuzz/artifacts/).
@@ -154,7 +155,7 @@ fuzz:
 
 # The client-cost table on a pinned nginx: netbench's CPU per request beside
 # wrk, ab, h2load, oha and the floor clients of bench/floor/, as ratios
-# (bench/README-clients.md). About 25 minutes with the defaults, plus about 5
+# (docs/benchmark.md). About 25 minutes with the defaults, plus about 5
 # the first time (oha is built once); `make bench BENCH_ARGS="--check"` is a
 # 1-minute self-test, BENCH_ARGS="--clients netbench-epoll,floor-epoll" a subset.
 # bench/load_vs_wrk.py is the narrower netbench-against-wrk table.

@@ -2,7 +2,7 @@
 # Runs the cargo-fuzz targets of fuzz/ for FUZZ_SECONDS each, one after the
 # other, and says what each found; exits non-zero when any target crashed,
 # hung or ran out of memory (its input is then in fuzz/artifacts/<target>/).
-# `make fuzz` calls it; see README.md, "Fuzzing".
+# `make fuzz` calls it; see CONTRIBUTING.md, "Fuzzing".
 #
 #   fuzz/run.sh [TARGET...]        every target when none is named
 #

@@ -552,7 +552,7 @@ pub(crate) struct LoadArgs {
     /// per read and write), uring (io_uring: multishot receives into provided
     /// buffers, sends batched into one system call per loop turn; falls back
     /// to epoll with the reason where the kernel refuses it), or auto (the
-    /// one measured cheaper on this kind of machine, see the README).
+    /// one measured cheaper on this kind of machine, see docs/guide/load.md).
     #[arg(long, value_enum, default_value = "auto")]
     pub io: IoArg,
 

@@ -17,7 +17,7 @@ use crate::seed::fresh_seed;
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// What `--io auto` runs: the backend that cost less client CPU per request
-/// in `make bench` on this kind of machine (README, "Benchmark").
+/// in `make bench` on this kind of machine (docs/benchmark.md).
 const AUTO_IO: IoBackend = IoBackend::Uring;
 
 /// A validated plan plus what the report shows of the user's input.

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Exit codes, documented in `--help` and the README.
+/// Exit codes, documented in `--help` and docs/guide/load.md.
 pub(crate) mod exit {
     /// The run completed within the allowed error rate.
     pub const OK: u8 = 0;
