@@ -127,26 +127,37 @@ impl Tree {
     /// [`KILL_FOR`] has passed), reaping the orphans that came to this
     /// process as subreaper. `leader` is left to its `Child` to reap: it is
     /// the tree's only member netbench started itself, so any other member
-    /// whose parent is netbench is an adopted orphan with no handle.
+    /// that comes to netbench is an adopted orphan with no handle.
+    ///
+    /// Every member seen is followed until it is gone, not only those that
+    /// were netbench's children when seen: a daemon in a session of its own
+    /// whose parent was still alive at the kill becomes netbench's child
+    /// only once that parent has died, already a zombie, out of the group
+    /// and no longer a member; followed by its pid and start time it is
+    /// reaped (a Kotlin compile daemon stayed a zombie for a whole run).
     pub(crate) fn kill_all(&self, leader: u32) {
-        let me = std::process::id() as i32;
         let until = Instant::now() + KILL_FOR;
-        let mut adopted: HashSet<i32> = HashSet::new();
+        let mut seen: HashMap<i32, u64> = HashMap::new();
         loop {
-            let left = self.signal(libc::SIGKILL);
-            adopted.extend(
-                left.iter()
-                    .filter(|&&(pid, ppid)| ppid == me && pid != leader as i32)
-                    .map(|&(pid, _)| pid),
-            );
-            adopted.retain(|&pid| !reaped(pid));
-            if (left.is_empty() && adopted.is_empty()) || Instant::now() > until {
+            for (pid, _) in self.signal(libc::SIGKILL) {
+                if pid == leader as i32 {
+                    continue;
+                }
+                if let Some(st) = read_stat(pid) {
+                    seen.insert(pid, st.start);
+                }
+            }
+            // An orphan that died before the first pass was never a
+            // member: the group still names it.
+            self.reap_zombies(leader, &seen);
+            // Done with a member once it is gone: reaped here, or by a
+            // parent of its own.
+            seen.retain(|&pid, &mut start| read_stat(pid).is_some_and(|st| st.start == start));
+            if seen.is_empty() || Instant::now() > until {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        // An orphan that died before the first pass was never a member.
-        self.reap_zombies(leader, &HashMap::new());
     }
 }
 

@@ -206,6 +206,29 @@ fn issue27_a_daemon_a_build_left_behind_is_stopped() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A daemon's child, in the daemon's own session and group, while the
+/// daemon is still alive when the step ends: it comes to netbench only when
+/// the daemon dies, already a zombie and out of the step's group. It is
+/// reaped, not left a zombie for the rest of the run (a `java` of
+/// kotlin-ktor's build was, in a `make run` of 2026-11-26).
+#[test]
+fn a_daemon_whose_parent_outlived_the_step_is_reaped_not_left_a_zombie() {
+    let dir = scratch("daemon-of-a-live-parent");
+    let m = manifest(
+        &dir,
+        "run = \"x\"\nbuild = \"setsid sh -c 'sh -c \\\"echo \\\\$\\\\$ >daemon.pid; exec sleep 1237\\\" & wait' \
+         </dev/null >/dev/null 2>&1 & sleep 0.3\"",
+    );
+    build(&dir, &m, &AtomicBool::new(false)).unwrap();
+    let pid = std::fs::read_to_string(dir.join("daemon.pid")).unwrap();
+    let pid = pid.trim();
+    assert!(!pid.is_empty(), "the daemon never started");
+    // Gone entirely: neither alive nor a zombie waiting for netbench.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+    assert!(stat.is_err(), "the daemon is left: {stat:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 26: php-fpm's own test stops its server and waits for every
 /// process to be gone (`kill -0`, which a zombie passes). As netbench is a
 /// subreaper, its orphans came to the step's runner and stayed zombies
