@@ -134,7 +134,7 @@ impl Tree {
     /// whose parent was still alive at the kill becomes netbench's child
     /// only once that parent has died, already a zombie, out of the group
     /// and no longer a member; followed by its pid and start time it is
-    /// reaped (a Kotlin compile daemon stayed a zombie for a whole run).
+    /// reaped (a `java` of a server build stayed a zombie for a whole run).
     pub(crate) fn kill_all(&self, leader: u32) {
         let until = Instant::now() + KILL_FOR;
         let mut seen: HashMap<i32, u64> = HashMap::new();
