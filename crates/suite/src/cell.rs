@@ -102,6 +102,8 @@ pub struct Session {
     served: usize,
     /// Its runtime compiles while it runs (the manifest's `jit`).
     jit: bool,
+    /// The manifest's `warm_min` for a fresh process.
+    warm_min: Option<Duration>,
 }
 
 impl Session {
@@ -147,6 +149,7 @@ impl Session {
             ready,
             served: 0,
             jit: target.manifest.jit,
+            warm_min: target.manifest.warm_min,
         })
     }
 
@@ -216,6 +219,7 @@ pub fn measure_in(
     let fresh = session.served == 0;
     session.served += 1;
     let (ready, spawned, jit) = (session.ready, session.spawned, session.jit);
+    let warm_min = session.warm_min;
     let (addr, network) = (session.addr, session.network.clone());
     let namespace = session.namespace.as_ref();
     let server = &mut session.server;
@@ -274,6 +278,7 @@ pub fn measure_in(
                 since_start: spawned.elapsed(),
                 first_round: key.repetition == 1,
                 jit,
+                warm_min,
             },
         );
         done.store(true, Ordering::Relaxed);
@@ -382,6 +387,8 @@ struct WarmStart {
     first_round: bool,
     /// The server's runtime compiles while it runs (the manifest's `jit`).
     jit: bool,
+    /// The manifest's `warm_min`: a fresh process warms at least this long.
+    warm_min: Option<Duration>,
 }
 
 /// The kind's measurement, warmed until steady on its own connections when
@@ -396,10 +403,16 @@ fn warm_then_measure(
     let Some(cfg) = &warm.until_steady else {
         return kinds::measure_cell_warm(scenario, connections, m, None);
     };
-    let at_least = if start.fresh.is_some() && start.first_round {
-        warm.startup
-    } else {
-        Duration::ZERO
+    let at_least = match start.fresh {
+        Some(_) => {
+            let startup = if start.first_round {
+                warm.startup
+            } else {
+                Duration::ZERO
+            };
+            startup.max(start.warm_min.unwrap_or_default())
+        }
+        None => Duration::ZERO,
     };
     let w = WarmIn {
         cfg,

@@ -18,7 +18,7 @@ fn duration_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::
     match crate::suite::parse_duration(&text) {
         Ok(t) if !t.is_zero() => Ok(Some(t)),
         Ok(_) => Err(serde::de::Error::custom(
-            "a step timeout must be above zero",
+            "a duration here must be above zero",
         )),
         Err(e) => Err(serde::de::Error::custom(format!(
             "`{text}` is not a duration: {e}"
@@ -101,7 +101,19 @@ pub struct ServerManifest {
     /// curves), so the Node servers leave it out.
     #[serde(default)]
     pub jit: bool,
+    /// A fresh process of this server warms at least this long before it
+    /// is measured, even once the steady-state rule has settled it: for a
+    /// runtime measured to sit on a plateau and then climb again, which no
+    /// rule over the curve so far can foresee (java-spring: flat at about
+    /// 9,500 requests/s from 15 to 35 s, then 12,000 to 20,000 by 60 s,
+    /// bench/jvm_warm.py, 2026-11-26). At most [`WARM_MIN_LIMIT`].
+    #[serde(default, deserialize_with = "duration_opt")]
+    pub warm_min: Option<Duration>,
 }
+
+/// The longest `warm_min` a manifest may ask for: well inside a suite's
+/// default `cell_timeout` of 5 minutes.
+pub const WARM_MIN_LIMIT: Duration = Duration::from_secs(180);
 
 /// An optional part of the contract (contract/CONTRACT.md, version 1.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
@@ -289,6 +301,14 @@ pub fn parse_manifest(
             )));
         }
     }
+    if m.warm_min
+        .is_some_and(|d| d.is_zero() || d > WARM_MIN_LIMIT)
+    {
+        return Err(invalid(format!(
+            "`warm_min` must be above zero and at most {} s (a suite's cells time out after 5 minutes by default)",
+            WARM_MIN_LIMIT.as_secs()
+        )));
+    }
     let mut offers = m.offers.clone();
     offers.sort_unstable();
     if offers.windows(2).any(|w| w[0] == w[1]) {
@@ -329,6 +349,24 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("server.toml"), text).unwrap();
         d
+    }
+
+    #[test]
+    fn warm_min_is_a_bounded_duration() {
+        let head = "name = \"w\"\nlanguage = \"Java\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n";
+        let path = Path::new("servers/w/server.toml");
+        let m = parse_manifest(path, "w", &format!("{head}warm_min = \"55s\"\n")).unwrap();
+        assert_eq!(m.warm_min, Some(Duration::from_secs(55)));
+        assert_eq!(parse_manifest(path, "w", head).unwrap().warm_min, None);
+        let zero = parse_manifest(path, "w", &format!("{head}warm_min = \"0s\"\n"));
+        assert!(zero.unwrap_err().to_string().contains("above zero"));
+        for bad in ["181s", "10m"] {
+            let e = parse_manifest(path, "w", &format!("{head}warm_min = \"{bad}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("at most 180 s"), "{bad}: {e}");
+        }
+        assert!(parse_manifest(path, "w", &format!("{head}warm_min = \"soon\"\n")).is_err());
     }
 
     #[test]

@@ -171,7 +171,8 @@ pub struct WarmIn<'a> {
     pub cfg: &'a SteadyConfig,
     /// What settles this cell: the suite's rule, or [`Warm::jit_fresh`].
     pub rule: SteadyConfig,
-    /// Warm at least this long even once settled (the start-up figures).
+    /// Warm at least this long even once settled: the suite's `startup`
+    /// (the start-up figures), or the manifest's `warm_min`.
     pub at_least: Duration,
     /// The start-up time of a fresh process (None for one that served cells
     /// before).

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{fake_server, fake_server_with, request, scratch, Quiet};
+use common::{fake_server_with, request, scratch, Quiet};
 
 use netbench_suite::run_suite;
 use netbench_suite::store::{MeasurementStatus, ProcessUse, RunStatus, Store};
@@ -19,7 +19,8 @@ fn warm_until_steady_with_one_process_per_server_round() {
     // alpha's runtime compiles while it runs (jit): its fresh processes
     // warm the whole trend look-back before they may settle.
     fake_server_with(&servers, "alpha", "", "jit = true\n", "", &tag);
-    fake_server(&servers, "beta", "", &tag);
+    // beta says its fresh processes warm at least 2.5 s (`warm_min`).
+    fake_server_with(&servers, "beta", "", "warm_min = \"2500ms\"\n", "", &tag);
     let suite = r#"
         servers = ["*"]
         repetitions = 2
@@ -134,6 +135,9 @@ fn warm_until_steady_with_one_process_per_server_round() {
         if pair[0].key.server == "alpha" {
             assert!(fresh.curve.len() >= 10, "{fresh:?}");
             assert!(fresh.settled_s.is_none_or(|s| s >= 2.0), "{fresh:?}");
+        } else {
+            // beta's warm_min: 2.5 s of 0.2 s windows, settled or not.
+            assert!(fresh.curve.len() >= 13, "{fresh:?}");
         }
         assert!(fresh.ready_s.is_some_and(|r| r > 0.0), "{fresh:?}");
         assert_eq!(reused.ready_s, None);
