@@ -150,6 +150,12 @@ fn run_step(
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
+    // A server's build puts its artefact where its manifest says (a Rust
+    // server's target/release/…): a target folder set for netbench's own
+    // build would move it elsewhere, and the server would not be found.
+    for var in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"] {
+        cmd.env_remove(var);
+    }
     // A step may start a daemon that leaves its group (`setsid x &`): the
     // tree's mark finds it when the step ends.
     let mut tree = Tree::new();

@@ -206,6 +206,25 @@ fn issue27_a_daemon_a_build_left_behind_is_stopped() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A target folder set for netbench's own build (`CARGO_TARGET_DIR`) is not
+/// passed to a server's build, whose artefact is looked for where its
+/// manifest says: rust-hyper's was "not found" under a suite run with it.
+#[test]
+fn a_server_build_does_not_inherit_netbench_s_cargo_target_dir() {
+    let dir = scratch("cargo-target-dir");
+    // No other test of this binary reads these variables.
+    std::env::set_var("CARGO_TARGET_DIR", "/nonexistent/target");
+    std::env::set_var("CARGO_BUILD_TARGET_DIR", "/nonexistent/target");
+    let m = manifest(
+        &dir,
+        "run = \"x\"\nbuild = \"echo \\\"[$CARGO_TARGET_DIR][$CARGO_BUILD_TARGET_DIR]\\\" >seen.txt\"",
+    );
+    build(&dir, &m, &AtomicBool::new(false)).unwrap();
+    let seen = std::fs::read_to_string(dir.join("seen.txt")).unwrap();
+    assert_eq!(seen, "[][]\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A daemon's child, in the daemon's own session and group, while the
 /// daemon is still alive when the step ends: it comes to netbench only when
 /// the daemon dies, already a zombie and out of the step's group. It is
