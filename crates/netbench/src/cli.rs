@@ -5,16 +5,20 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use netbench_report::{GateRules, GateSyntaxError};
 
 use crate::durations::{parse_duration, positive_duration};
 use crate::sources::{parse_source_arg, Sources};
 use crate::start_at::parse_start_at;
 
 const EXIT_CODES: &str = "\
-Exit codes:
-  0    the run completed and its error rate was within --max-error-rate
-  1    the run completed but its error rate was above --max-error-rate
-  2    bad usage, or a failure that stopped the run (nothing measured)
+Exit codes (each command's --help has its own):
+  0    done: for load, within --max-error-rate and every --slo-*; for compare
+       --fail-on, no row moved beyond the rules and beyond noise
+  1    load: the error rate was above --max-error-rate or a latency missed its
+       --slo-*; compare --fail-on: a regression, or nothing could be judged;
+       run: a server was left out or a cell failed; verify: a check failed
+  2    bad usage, or a failure that stopped the command (nothing measured)
   130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed)";
 
 #[derive(Debug, Parser)]
@@ -139,12 +143,43 @@ the shift itself is printed above the tables. --absolute
 compares the figures as measured (normalised by the CPU probe when both runs
 carry it), for a change every server shares.
 
-Exit codes:
-  0    the comparison was written
-  2    bad usage, no such run, or the file could not be written
+Regression gate (--fail-on RULES): comma-separated rules METRIC<-N% (fail on a
+fall of more than N%) or METRIC>+N% (fail on a rise of more than N%), such as
+'rps<-5%,p99>+10%'. METRIC is a short name or the comparison's JSON key:
+  rps          requests_per_s              requests/s (higher is better)
+  p99          latency_p99                 p99 latency (lower is better)
+  idle_mem     idle_bytes_per_connection   idle memory per connection (lower)
+  idle_cpu     idle_cpu_cores              idle CPU at the largest level (lower)
+  storm        storm_all_done              storm: until every client is done (lower)
+  knee         sweep_knee                  rate sweep: the knee (higher)
+  cpu_per_req  fixed_rate_cpu_per_request  fixed rate: server CPU per request (lower)
+A row fails a rule only when its change is beyond the threshold AND the test
+above calls it significant ('better' or 'worse'), beyond the run-wide shift
+unless --absolute: a threshold alone would fail on noise. A rule on an
+improvement (rps>+50%) is allowed and catches a change too good to be true. A
+cell with good repetitions in A and none in B fails the gate (its server
+broke). Rows with too few repetitions (3 or fewer a side) are listed as not
+judged; if no rule could judge a single row the gate fails, since a gate that
+judged nothing cannot vouch for anything. When every server of a row moved
+together beyond a rule, that is the run-wide shift (the machine, or a change
+shared by all): the gate passes and says so; --absolute fails it. The gate's
+section follows the comparison (JSON: a `gate` object; HTML: a section at the
+top); with -o or --format json its text also goes to stderr. See
+docs/regression-gate.md.
 
-Example:
-  netbench compare 1 2 --format html -o compare.html";
+Exit codes:
+  0    the comparison was written; with --fail-on, no row moved beyond a rule
+       and beyond noise
+  1    --fail-on: a row moved beyond a rule and beyond noise, a cell measured in
+       A has no good repetition in B, or nothing could be judged (the
+       comparison is still written)
+  2    bad usage (a --fail-on rule that cannot be read, among others), no such
+       run, or the file could not be written
+
+Examples:
+  netbench compare 1 2 --format html -o compare.html
+  netbench compare 1 2 --fail-on 'rps<-5%,p99>+10%'
+  netbench compare 1 2 --fail-on 'rps<-5%' --format html -o compare.html";
 
 /// Report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -198,6 +233,16 @@ pub(crate) struct CompareArgs {
     /// see a change every server shares, such as a new kernel.
     #[arg(long)]
     pub absolute: bool,
+    /// Fail (exit 1) when a row moves beyond these rules and beyond noise,
+    /// such as 'rps<-5%,p99>+10%' (see below).
+    #[arg(long, value_name = "RULES", value_parser = parse_fail_on)]
+    pub fail_on: Option<GateRules>,
+}
+
+/// `--fail-on`: the report crate's pure parser, so a typo exits 2 before
+/// any store is opened.
+fn parse_fail_on(s: &str) -> Result<GateRules, GateSyntaxError> {
+    s.parse()
 }
 
 const RUN_HELP: &str = "\
@@ -208,7 +253,8 @@ quick (every server at 1 and 100 connections, short runs, 1 repetition), full
 load, CPU per request), models, allocators, backends (PostgreSQL, WebSocket),
 lan (loopback and a network namespace), stress (exactly 100,000 blank requests
 over 1 to 1,000 connections), aa (four servers twice over for an A/A check of
-compare). A path to any suite file works too.
+compare), gate (five servers, 5 repetitions: for `compare --fail-on` in CI). A
+path to any suite file works too.
 
 Each server is built once (skipped while its sources are unchanged), started
 fresh for every measurement (or, with a suite's [warmup] process = round, for
@@ -361,11 +407,20 @@ Content-Type: application/json unless -H sets one); optional \"expect_status\",
 \"expect_content_type\", and \"expect_body\" (text) or \"expect_json\" (JSON-equal).
 Options given on the command line apply to lines that do not set their own.
 
+Service-level objectives: --slo-p50, --slo-p99 and --slo-p999 take a latency (250us, 5ms,
+1s; a unit is required) that the measured percentile must not exceed; each one missed is
+printed on stderr with the margin (\"p99 latency 7.31ms is above --slo-p99 5ms by 2.31ms
+(+46.2%)\"). A run without a good answer has no percentile, and misses every SLO given.
+
 Exit codes:
-  0    the run completed and its error rate was within --max-error-rate
-  1    the run completed but its error rate was above --max-error-rate
-  2    bad usage, or a failure that stopped the run (nothing measured)
-  130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed)
+  0    the run completed, its error rate was within --max-error-rate and every --slo-*
+       given was met
+  1    the run completed but its error rate was above --max-error-rate, or a measured
+       percentile was above its --slo-* (both are checked and printed)
+  2    bad usage (a zero, negative or unitless --slo-*, among others), or a failure that
+       stopped the run (nothing measured)
+  130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed;
+       no SLO is judged)
 
 Many connections: one process holds as many connections as its open-file limit allows
 (the hard limit less a reserve); beyond that the load runs in child processes, each with
@@ -378,6 +433,7 @@ Several machines: give each the same --start-at and a --histogram-out file, then
 
 Examples:
   netbench load -c 100 -d 10s http://127.0.0.1:8080/blank
+  netbench load -c 100 -d 30s --slo-p99 5ms --max-error-rate 0.01 http://127.0.0.1:8080/blank
   netbench load -c 1000 -n 100000 --expect-body OK http://127.0.0.1:8080/
   netbench load -R 20000 -c 200 -d 30s --warmup 5s --json http://[::1]:8080/
   netbench load -c 100 -d 10s --work 1000 http://127.0.0.1:1234/work
@@ -496,6 +552,21 @@ pub(crate) struct LoadArgs {
     /// attempts (0.01 = 1%).
     #[arg(long, default_value_t = 0.0)]
     pub max_error_rate: f64,
+
+    /// Exit with code 1 when the measured median latency is above this
+    /// (such as 1ms; a unit is required).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub slo_p50: Option<String>,
+
+    /// Exit with code 1 when the measured p99 latency is above this (such
+    /// as 5ms; a unit is required).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub slo_p99: Option<String>,
+
+    /// Exit with code 1 when the measured p99.9 latency is above this
+    /// (such as 20ms; a unit is required).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub slo_p999: Option<String>,
 
     /// Print the result as JSON (schema/load-result.v1.schema.json) instead of
     /// text.

@@ -148,7 +148,11 @@ fn finish(
 ) -> Result<u8> {
     let ctx = context(resolved, plan);
     output::print_then_write(args.json, &ctx, result, histogram)?;
-    Ok(output::exit_code(result, args.max_error_rate))
+    Ok(output::exit_code(
+        result,
+        args.max_error_rate,
+        &resolved.slos,
+    ))
 }
 
 /// This process is one part of a load its parent split: run the share at

@@ -14,6 +14,7 @@ use netbench_report::WorkSource;
 use crate::cli::{IoArg, LoadArgs};
 use crate::pool::{read_pool, PoolEntry};
 use crate::seed::fresh_seed;
+use crate::slo::{slos, LatencySlo};
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// What `--io auto` runs: the backend that cost less client CPU per request
@@ -26,6 +27,8 @@ pub(crate) struct Resolved {
     pub url: String,
     pub method: String,
     pub work: Option<WorkSource>,
+    /// The latency objectives judged after the run (`--slo-*`).
+    pub slos: Vec<LatencySlo>,
 }
 
 fn parse_status(s: &str) -> Result<StatusExpect> {
@@ -95,6 +98,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
     if !(0.0..=1.0).contains(&args.max_error_rate) {
         bail!("--max-error-rate must be between 0 and 1 (0.01 means 1%)");
     }
+    let slos = slos(args)?;
 
     let headers = args
         .headers
@@ -221,6 +225,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         url: args.url.clone(),
         method,
         work,
+        slos,
     })
 }
 

@@ -16,6 +16,7 @@ mod run;
 mod run_progress;
 mod seed;
 mod signals;
+mod slo;
 mod sources;
 mod start_at;
 mod verify;
@@ -30,6 +31,13 @@ pub(crate) mod exit {
     pub const OK: u8 = 0;
     /// The run completed but its error rate was above --max-error-rate.
     pub const TOO_MANY_ERRORS: u8 = 1;
+    /// `load`: a measured latency percentile was above its --slo-*; the
+    /// same code as too many errors, so a script tests one thing: "the
+    /// load missed what it was asked to meet".
+    pub const SLO_MISSED: u8 = 1;
+    /// `compare --fail-on`: a row moved beyond a rule and beyond noise, a
+    /// cell was lost in B, or nothing could be judged.
+    pub const REGRESSION: u8 = 1;
     /// Bad usage, or a failure that stopped the run (no result).
     pub const FAILURE: u8 = 2;
     /// Interrupted by Ctrl-C, SIGTERM or SIGHUP; the partial result was printed.

@@ -11,6 +11,7 @@ use netbench_report::{load_json, write_load_text, LoadContext, WorkSource};
 use serde_json::{json, Value};
 
 use crate::exit;
+use crate::slo::{self, LatencySlo};
 
 /// What a histogram file keeps of the command line, for the merged report.
 pub(crate) fn context_json(ctx: &LoadContext<'_>) -> Value {
@@ -148,18 +149,25 @@ pub(crate) fn print_then_write(
     Ok(())
 }
 
-/// The exit code of a finished load (or merge).
-pub(crate) fn exit_code(result: &LoadResult, max_error_rate: f64) -> u8 {
+/// The exit code of a finished load: interrupted, or else whether it met
+/// --max-error-rate and every latency objective. Every miss is printed,
+/// not only the first, so one run tells the whole story.
+pub(crate) fn exit_code(result: &LoadResult, max_error_rate: f64, slos: &[LatencySlo]) -> u8 {
     if result.interrupted {
         return exit::INTERRUPTED;
     }
+    let mut code = exit::OK;
     if result.error_rate() > max_error_rate {
         eprintln!(
             "netbench: error rate {:.4} is above --max-error-rate {}",
             result.error_rate(),
             max_error_rate
         );
-        return exit::TOO_MANY_ERRORS;
+        code = exit::TOO_MANY_ERRORS;
     }
-    exit::OK
+    for line in slo::missed(result, slos) {
+        eprintln!("netbench: {line}");
+        code = exit::SLO_MISSED;
+    }
+    code
 }

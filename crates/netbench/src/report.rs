@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use netbench_report::{
-    build_report, compare_with as compare_runs, write_compare_html, write_compare_text, write_csv,
-    write_html, write_markdown, Report,
+    build_report, compare_json, compare_with as compare_runs, judge_gate, write_compare_html_gated,
+    write_compare_text, write_csv, write_gate_text, write_html, write_markdown, Report,
 };
 use netbench_suite::store::Store;
 
@@ -117,12 +117,34 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
     let a = load(&store, args.run_a)?;
     let b = load(&store, args.run_b)?;
     let c = compare_runs(&a, &b, !args.absolute);
+    let gate = args.fail_on.as_ref().map(|rules| judge_gate(&c, rules));
     write_out(args.output.as_deref(), |mut out| match args.format {
-        CompareFormat::Text => write_compare_text(&mut out, &c),
-        CompareFormat::Html => write_compare_html(&mut out, &c),
-        CompareFormat::Json => write_json(out, &c),
+        CompareFormat::Text => {
+            write_compare_text(&mut out, &c)?;
+            match &gate {
+                Some(g) => {
+                    writeln!(out)?;
+                    write_gate_text(&mut out, g)
+                }
+                None => Ok(()),
+            }
+        }
+        CompareFormat::Html => write_compare_html_gated(&mut out, &c, gate.as_ref()),
+        CompareFormat::Json => write_json(out, &compare_json(&c, gate.as_ref())),
     })?;
-    Ok(exit::OK)
+    let Some(gate) = gate else {
+        return Ok(exit::OK);
+    };
+    // A CI log shows stderr: the decision goes there too whenever stdout
+    // does not carry it as text.
+    if args.output.is_some() || args.format != CompareFormat::Text {
+        write_gate_text(&mut std::io::stderr().lock(), &gate)?;
+    }
+    Ok(if gate.passed() {
+        exit::OK
+    } else {
+        exit::REGRESSION
+    })
 }
 
 #[cfg(test)]

@@ -379,3 +379,75 @@ fn server_text_reaches_the_terminal_with_its_escapes_made_visible() {
     );
     assert!(stdout.contains("\\u{1b}[2J"), "{stdout}");
 }
+
+#[test]
+fn issue29_an_impossible_slo_exits_1_and_a_generous_one_0() {
+    let server = serve(Behavior::Good);
+    let url = server.url("/");
+    let load = |extra: &[&str]| {
+        let mut args = vec!["load", "-c", "2", "-n", "200", "--quiet"];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        netbench(&args)
+    };
+    // No answer comes back within a nanosecond.
+    let out = load(&["--slo-p99", "1ns"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("netbench: p99 latency ") && stderr.contains(" is above --slo-p99 1ns by "),
+        "{stderr}"
+    );
+    // Every one missed is named, and the result is still printed.
+    let out = load(&["--slo-p50", "1ns", "--slo-p999", "1ns"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--slo-p50 1ns") && stderr.contains("--slo-p999 1ns"),
+        "{stderr}"
+    );
+    assert!(text(&out.stdout).contains("200 good, 0 errors"));
+    // The load's timeout is 5 s, so nothing it counts can take 10 s.
+    let out = load(&["--slo-p50", "10s", "--slo-p99", "10s", "--slo-p999", "10s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("slo"), "{}", text(&out.stderr));
+    // The same exit code as --max-error-rate, both reported.
+    let failing = serve(Behavior::Status(500));
+    let out = netbench(&[
+        "load",
+        "-c",
+        "1",
+        "-n",
+        "10",
+        "--slo-p99",
+        "10s",
+        &failing.url("/"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--max-error-rate"), "{stderr}");
+    assert!(
+        stderr.contains("no good answer was measured, so there is no p99 latency"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn issue29_slo_values_that_mean_nothing_exit_2_in_one_line() {
+    for (value, says) in [
+        ("0ms", "--slo-p99 `0ms` is zero"),
+        ("-5ms", "--slo-p99 `-5ms` is negative"),
+        ("5", "--slo-p99 `5` has no unit"),
+        ("soon", "`soon` is not a duration"),
+    ] {
+        let out = netbench(&["load", "--slo-p99", value, "http://127.0.0.1:9/"]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {stderr}");
+        assert!(stderr.contains(says), "{value}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{value}: {stderr}");
+    }
+    let help = text(&netbench(&["load", "--help"]).stdout);
+    for flag in ["--slo-p50", "--slo-p99", "--slo-p999"] {
+        assert!(help.contains(flag), "--help does not mention {flag}");
+    }
+}

@@ -136,7 +136,7 @@ impl Metric {
         matches!(self, Metric::RequestsPerS | Metric::LatencyP99)
     }
 
-    fn higher_is_better(self) -> bool {
+    pub(crate) fn higher_is_better(self) -> bool {
         matches!(self, Metric::RequestsPerS | Metric::SweepKnee)
     }
 
@@ -651,4 +651,4 @@ pub(crate) fn not_compared(c: &Comparison) -> Vec<(&'static str, &[String])> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

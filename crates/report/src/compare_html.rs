@@ -8,10 +8,22 @@ use crate::compare::{
     chance_note, not_compared, percent, Comparison, Metric, Verdict, TOO_FEW_NOTE,
 };
 use crate::environment::EnvDifference;
+use crate::gate_judge::Gate;
+use crate::gate_view::gate_html;
 use crate::html::{canvas, esc, flags_html, footer, page, script_json};
 
 /// Writes a comparison of two runs.
 pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()> {
+    write_compare_html_gated(out, c, None)
+}
+
+/// Writes a comparison of two runs with the regression gate's decision
+/// near the top, when given (`compare --fail-on`).
+pub fn write_compare_html_gated(
+    out: &mut impl Write,
+    c: &Comparison,
+    gate: Option<&Gate>,
+) -> io::Result<()> {
     let title = format!("netbench · run {} → run {}", c.a.id, c.b.id);
     let mut b = String::new();
     let _ = write!(
@@ -28,6 +40,9 @@ pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()
         esc(c.method),
         esc(&crate::compare::normalisation_note(c))
     );
+    if let Some(g) = gate {
+        gate_html(&mut b, g);
+    }
     if !c.environment_differences.is_empty() {
         b.push_str(
             "<section><h2>Not the same in both runs</h2><p class=\"legend\">A change \

@@ -12,6 +12,9 @@ mod csv;
 mod environment;
 mod flag;
 mod format;
+mod gate;
+mod gate_judge;
+mod gate_view;
 mod html;
 mod kind_html;
 mod kind_idle;
@@ -42,7 +45,7 @@ mod verify_text;
 pub use compare::{
     compare, compare_with, write_compare_text, CompareRow, Comparison, Metric, MetricShift, Verdict,
 };
-pub use compare_html::write_compare_html;
+pub use compare_html::{write_compare_html, write_compare_html_gated};
 pub use compare_shift::RunShift;
 pub use csv::write_csv;
 pub use environment::EnvDifference;
@@ -50,6 +53,13 @@ pub use format::{
     bytes, first_line_safe, format_duration_ns, rest_lines_safe, terminal_safe, thousands,
     verdict_line,
 };
+pub use gate::{
+    metric_name, valid_names, Direction, GateRule, GateRules, GateSyntaxError, METRIC_NAMES,
+};
+pub use gate_judge::{
+    judge as judge_gate, Breach, Gate, GateOutcome, NotJudged, NotJudgedReason, RowMoved,
+};
+pub use gate_view::{compare_json, gate_headline, write_gate_text};
 pub use html::write_html;
 pub use kind_idle::{IdleLevelRow, IdleRow};
 pub use kind_rate::{FixedRateRow, SweepRow, SweepStepRow};

@@ -89,7 +89,7 @@ fn figures(rps: f64, p99: f64, probe: Option<f64>) -> RepetitionFigures {
 
 /// Six servers at blank c=100, five repetitions each; in run B every
 /// server is `host` times its figure in A, and s0 is `s0` times more.
-fn drifted(host: f64, s0: f64) -> (Report, Report) {
+pub(crate) fn drifted(host: f64, s0: f64) -> (Report, Report) {
     use crate::kinds::testing::{load_result, measurement, run};
     let suite = "[[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [100]\n";
     let make = |scale: &dyn Fn(usize) -> f64| {

@@ -1,0 +1,458 @@
+//! Issue 29, the regression gate: `netbench compare A B --fail-on RULES` on
+//! stores built here from synthetic runs (5 repetitions a cell, with noise),
+//! so each test knows exactly what changed between A and B.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use netbench_suite::store::{
+    BuildStatus, CellKey, Measurement, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store,
+};
+
+const SUITE: &str = "servers = [\"*\"]\n\
+    [[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [100]\n\
+    [[scenarios]]\nname = \"work\"\nendpoint = \"work\"\nconnections = [100]\nwork_documents = 1000\n";
+
+/// The spread of one cell's repetitions in A and in B: the same size, the
+/// values interleaved, so an A/A pair differs by noise alone.
+const NOISE_A: [f64; 5] = [0.0, 0.02, -0.01, 0.01, -0.02];
+const NOISE_B: [f64; 5] = [0.015, -0.005, 0.005, -0.015, 0.0];
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("netbench-gate-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A LoadResult's JSON with these figures.
+fn result(rps: f64, p99_ns: f64) -> String {
+    let latency = serde_json::json!({"count": 1000, "min_ns": 1.0, "mean_ns": p99_ns / 4.0,
+        "stdev_ns": 0.0, "p50_ns": p99_ns / 4.0, "p90_ns": p99_ns / 2.0, "p99_ns": p99_ns,
+        "p999_ns": p99_ns * 2.0, "p9999_ns": p99_ns * 2.0, "max_ns": p99_ns * 3.0});
+    serde_json::json!({
+        "interrupted": false, "requests": 1000, "errors": [0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "duration_s": 3.0, "rps": rps, "latency": latency, "connect": latency,
+        "connects": 100, "bytes_read": 0, "bytes_written": 0, "workers": [],
+        "client_cpu_s": 0.1, "process_cpu_s": 0.1, "configured_connections": 100,
+        "achieved_concurrency": 100.0, "rate": null,
+        "verdict": {"client_bound": false, "reasons": [], "busiest_cpu": 0.1,
+                    "busiest_loop": 0.1, "in_flight": 1.0}
+    })
+    .to_string()
+}
+
+/// One stored run.
+struct RunSpec<'a> {
+    servers: usize,
+    repetitions: u32,
+    noise: [f64; 5],
+    /// The factor on a cell's requests/s (its p99 is divided by it): 0.8
+    /// is a 20% slowdown.
+    scale: &'a dyn Fn(usize, &str) -> f64,
+    /// Cells whose every repetition failed.
+    failed: &'a dyn Fn(usize, &str) -> bool,
+}
+
+fn as_measured(_: usize, _: &str) -> f64 {
+    1.0
+}
+
+fn none_failed(_: usize, _: &str) -> bool {
+    false
+}
+
+fn record(store: &Store, spec: &RunSpec<'_>) -> i64 {
+    let run = store
+        .begin_run(&NewRun {
+            suite: "gate".into(),
+            suite_toml: SUITE.into(),
+            command: "netbench run gate".into(),
+            environment: serde_json::json!({}),
+            placement: serde_json::json!({}),
+            repetitions: Some(spec.repetitions),
+            work_seed: 1,
+            adaptive: None,
+        })
+        .unwrap();
+    for s in 0..spec.servers {
+        let server = format!("s{s}");
+        store
+            .record_server(
+                run,
+                &ServerRecord {
+                    server: server.clone(),
+                    variant: String::new(),
+                    manifest_toml: String::new(),
+                    build_status: BuildStatus::Ok,
+                    build_s: 0.0,
+                    artefact_bytes: None,
+                    ready_s: Some(0.1),
+                    verify_json: None,
+                    excluded_reason: None,
+                    allocator: None,
+                },
+            )
+            .unwrap();
+        for scenario in ["blank", "work"] {
+            // Servers and scenarios apart, so no two cells look alike.
+            let base = 10_000.0 * (1.0 + s as f64) * if scenario == "work" { 0.3 } else { 1.0 };
+            for rep in 1..=spec.repetitions {
+                let jitter = 1.0 + spec.noise[(rep as usize - 1) % 5];
+                let rps = base * jitter * (spec.scale)(s, scenario);
+                let failed = (spec.failed)(s, scenario);
+                store
+                    .record_measurement(
+                        run,
+                        &Measurement {
+                            id: None,
+                            key: CellKey {
+                                server: server.clone(),
+                                variant: String::new(),
+                                scenario: scenario.into(),
+                                connections: 100,
+                                repetition: rep,
+                            },
+                            status: if failed {
+                                MeasurementStatus::Failed
+                            } else {
+                                MeasurementStatus::Ok
+                            },
+                            failure: failed.then(|| "server exited".to_string()),
+                            result_json: (!failed)
+                                .then(|| result(rps, 1e6 * 10_000.0 * (1.0 + s as f64) / rps)),
+                            histogram: None,
+                            client_bound: false,
+                            started_at: "2026-11-26T19:00:00Z".into(),
+                            duration_s: 3.0,
+                            samples: Vec::new(),
+                            noise: None,
+                            facts: None,
+                            server_cpu_s: None,
+                            network: None,
+                            warmup: None,
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    store.set_run_status(run, RunStatus::Complete).unwrap();
+    run
+}
+
+/// A store holding run 1 (A) and run 2 (B).
+fn store(dir: &Path, a: &RunSpec<'_>, b: &RunSpec<'_>) -> PathBuf {
+    let path = dir.join("gate.sqlite");
+    let store = Store::open(&path).unwrap();
+    assert_eq!(record(&store, a), 1);
+    assert_eq!(record(&store, b), 2);
+    path
+}
+
+fn spec<'a>(servers: usize, noise: [f64; 5], scale: &'a dyn Fn(usize, &str) -> f64) -> RunSpec<'a> {
+    RunSpec {
+        servers,
+        repetitions: 5,
+        noise,
+        scale,
+        failed: &none_failed,
+    }
+}
+
+fn compare(db: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netbench"))
+        .args(["compare", "1", "2", "--db"])
+        .arg(db)
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .expect("netbench runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn gate_lines(out: &Output) -> Vec<String> {
+    let stdout = text(&out.stdout);
+    let from = stdout
+        .find("Regression gate (--fail-on ")
+        .unwrap_or_else(|| panic!("no gate section in:\n{stdout}"));
+    stdout[from..].lines().map(str::to_string).collect()
+}
+
+#[test]
+fn issue29_a_planted_20_percent_slowdown_fails_the_gate_and_names_its_cells() {
+    let dir = scratch("slowdown");
+    // Two servers: too few to take a run-wide shift from, so compared as
+    // measured, and every blank cell is 20% slower in B.
+    let slower = |_: usize, scenario: &str| if scenario == "blank" { 0.8 } else { 1.0 };
+    let db = store(
+        &dir,
+        &spec(2, NOISE_A, &as_measured),
+        &spec(2, NOISE_B, &slower),
+    );
+    let out = compare(&db, &["--fail-on", "rps<-5%"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let gate = gate_lines(&out);
+    let fails: Vec<&String> = gate.iter().filter(|l| l.starts_with("  FAIL ")).collect();
+    assert_eq!(fails.len(), 2, "{gate:#?}");
+    assert!(
+        fails[0].starts_with("  FAIL blank c=100 s0: rps<-5% -20."),
+        "{gate:#?}"
+    );
+    assert!(
+        fails[1].starts_with("  FAIL blank c=100 s1: rps<-5% -20."),
+        "{gate:#?}"
+    );
+    assert_eq!(
+        gate.last().unwrap(),
+        "gate FAILED: 2 rows moved beyond rps<-5% and beyond noise"
+    );
+    // The comparison itself is written first, whole.
+    assert!(text(&out.stdout).contains("Mann–Whitney U"));
+
+    // Five servers, one of them 20% slower: it stands out from the
+    // run-wide shift, the others do not move.
+    let dir = scratch("slowdown-one");
+    let one = |s: usize, scenario: &str| {
+        if s == 0 && scenario == "blank" {
+            0.8
+        } else {
+            1.0
+        }
+    };
+    let db = store(
+        &dir,
+        &spec(5, NOISE_A, &as_measured),
+        &spec(5, NOISE_B, &one),
+    );
+    let out = compare(&db, &["--fail-on", "rps<-5%,p99>+10%"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let gate = gate_lines(&out);
+    let fails: Vec<&String> = gate.iter().filter(|l| l.starts_with("  FAIL ")).collect();
+    // Its requests/s fell 20% and its p99 rose 25% (the same slowdown).
+    assert_eq!(fails.len(), 2, "{gate:#?}");
+    assert!(
+        fails[0].starts_with("  FAIL blank c=100 s0: rps<-5% -20."),
+        "{gate:#?}"
+    );
+    assert!(
+        fails[1].starts_with("  FAIL blank c=100 s0: p99>+10% +2"),
+        "{gate:#?}"
+    );
+    assert!(fails[0].contains("beyond the run-wide shift"), "{gate:#?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn issue29_an_aa_pair_passes_the_gate() {
+    let dir = scratch("aa");
+    let db = store(
+        &dir,
+        &spec(5, NOISE_A, &as_measured),
+        &spec(5, NOISE_B, &as_measured),
+    );
+    let out = compare(&db, &["--fail-on", "rps<-5%,p99>+10%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    assert_eq!(
+        gate.last().unwrap(),
+        "gate passed: no row moved beyond rps<-5%,p99>+10% and beyond noise (20 rows judged)"
+    );
+    assert!(!gate.iter().any(|l| l.starts_with("  FAIL ")), "{gate:#?}");
+    // Without --fail-on, compare is what it was: exit 0, no gate.
+    let out = compare(&db, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!text(&out.stdout).contains("Regression gate"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn issue29_every_server_slower_together_is_the_run_wide_shift_unless_absolute() {
+    let dir = scratch("together");
+    let slower = |_: usize, scenario: &str| if scenario == "blank" { 0.8 } else { 1.0 };
+    let db = store(
+        &dir,
+        &spec(5, NOISE_A, &as_measured),
+        &spec(5, NOISE_B, &slower),
+    );
+    let out = compare(&db, &["--fail-on", "rps<-5%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    assert!(
+        gate.iter().any(|l| l.starts_with(
+            "  note: every server of blank c=100 moved -20.0% together (the run-wide shift over 5 servers), beyond rps<-5%"
+        )),
+        "{gate:#?}"
+    );
+    assert!(gate.last().unwrap().starts_with("gate passed"), "{gate:#?}");
+
+    let out = compare(&db, &["--fail-on", "rps<-5%", "--absolute"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    let fails: Vec<&String> = gate.iter().filter(|l| l.starts_with("  FAIL ")).collect();
+    assert_eq!(fails.len(), 5, "{gate:#?}");
+    assert!(
+        fails.iter().all(|l| l.starts_with("  FAIL blank c=100 s")),
+        "{gate:#?}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn issue29_too_few_repetitions_judge_nothing_and_do_not_pass() {
+    let dir = scratch("few");
+    let few = |noise| RunSpec {
+        repetitions: 3,
+        ..spec(5, noise, &as_measured)
+    };
+    let db = store(&dir, &few(NOISE_A), &few(NOISE_B));
+    let out = compare(&db, &["--fail-on", "rps<-5%"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    assert!(
+        gate.iter()
+            .any(|l| l.starts_with("  not judged, too few repetitions (3 in A, 3 in B;")),
+        "{gate:#?}"
+    );
+    assert!(
+        gate.last()
+            .unwrap()
+            .starts_with("gate FAILED: nothing could be judged by rps<-5%"),
+        "{gate:#?}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn issue29_a_cell_that_failed_every_repetition_in_b_fails_the_gate() {
+    let dir = scratch("lost");
+    let broke = |s: usize, scenario: &str| s == 3 && scenario == "work";
+    let b = RunSpec {
+        failed: &broke,
+        ..spec(5, NOISE_B, &as_measured)
+    };
+    let db = store(&dir, &spec(5, NOISE_A, &as_measured), &b);
+    let out = compare(&db, &["--fail-on", "rps<-5%"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    assert!(
+        gate.iter()
+            .any(|l| l.starts_with("  FAIL work c=100 s3: good repetitions in A, none in B")),
+        "{gate:#?}"
+    );
+    assert_eq!(
+        gate.last().unwrap(),
+        "gate FAILED: 1 cell measured in A without a good repetition in B"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn issue29_json_and_html_carry_the_gate_and_stderr_shows_it() {
+    let dir = scratch("formats");
+    let one = |s: usize, scenario: &str| {
+        if s == 0 && scenario == "blank" {
+            0.8
+        } else {
+            1.0
+        }
+    };
+    let db = store(
+        &dir,
+        &spec(5, NOISE_A, &as_measured),
+        &spec(5, NOISE_B, &one),
+    );
+    let out = compare(&db, &["--fail-on", "rps<-5%", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(json["gate"]["outcome"], "failed");
+    assert_eq!(json["gate"]["rules"], "rps<-5%");
+    assert_eq!(json["gate"]["breaches"][0]["cell"], "blank c=100 s0");
+    assert_eq!(json["gate"]["judged"], 10);
+    assert!(
+        text(&out.stderr).contains("gate FAILED: 1 row moved"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let html = dir.join("compare.html");
+    let out = compare(
+        &db,
+        &[
+            "--fail-on",
+            "rps<-5%",
+            "--format",
+            "html",
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>Regression gate</h2>"), "no gate section");
+    assert!(page.contains("FAIL blank c=100 s0"));
+    assert!(
+        text(&out.stderr).contains("FAIL blank c=100 s0"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn issue29_rules_that_cannot_be_read_exit_2_before_the_store_is_opened() {
+    for (rules, says) in [
+        ("rps<5%", "has no sign; write `rps<-5%`"),
+        (
+            "rsp<-5%",
+            "not a metric compare knows; use one of: rps or requests_per_s",
+        ),
+        ("rps<-5", "end it with %"),
+        ("rps<+5%", "write `rps<-5%`"),
+        ("rps", "no `<` or `>`"),
+        ("", "no rule given"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_netbench"))
+            .args([
+                "compare",
+                "1",
+                "2",
+                "--db",
+                "/nonexistent/store.sqlite",
+                "--fail-on",
+                rules,
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{rules:?}: {stderr}");
+        assert!(stderr.contains(says), "{rules:?}: {stderr}");
+        assert!(!stderr.contains("no results store"), "{rules:?}: {stderr}");
+    }
+}
+
+#[test]
+fn compare_help_explains_the_gate_and_lists_every_metric() {
+    let out = Command::new(env!("CARGO_BIN_EXE_netbench"))
+        .args(["compare", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for (name, metric) in netbench_report::METRIC_NAMES {
+        assert!(help.contains(&format!("  {name} ")), "--help lacks {name}");
+        assert!(help.contains(metric.key()), "--help lacks {}", metric.key());
+    }
+    for word in [
+        "--fail-on",
+        "rps<-5%,p99>+10%",
+        "nothing could be judged",
+        "--absolute",
+    ] {
+        assert!(help.contains(word), "--help lacks {word}");
+    }
+}
