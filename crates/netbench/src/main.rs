@@ -16,6 +16,7 @@ mod run;
 mod run_progress;
 mod seed;
 mod signals;
+mod site;
 mod sources;
 mod start_at;
 mod verify;
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => report::report(args),
         cli::Command::Compare(args) => report::compare(args),
         cli::Command::Merge(args) => merge::run(args),
+        cli::Command::Site(args) => site::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),
