@@ -45,8 +45,15 @@
         ctx.moveTo(at, area.top);
         ctx.lineTo(at, area.bottom);
         ctx.stroke();
-        // Staggered, so two changes close together stay readable.
-        ctx.fillText(m.text, at + 3, area.top + 10 + (k % 2) * 12);
+        // Staggered, so two changes close together stay readable, and on
+        // white, so a line of data under the label does not hide it.
+        const y = area.top + 10 + (k % 2) * 12;
+        const w = ctx.measureText(m.text).width;
+        ctx.save();
+        ctx.fillStyle = 'rgba(255, 255, 255, 0.85)';
+        ctx.fillRect(at + 2, y - 9, w + 2, 12);
+        ctx.restore();
+        ctx.fillText(m.text, at + 3, y);
         drawn += 1;
       });
       ctx.restore();

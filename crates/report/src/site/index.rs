@@ -12,7 +12,7 @@ use super::timeline::{score_bars, score_text, Chart};
 use super::{chart_html, footer, run_path, server_path, site_page, Site};
 
 /// What the composite score is, said wherever a score is shown.
-pub(crate) const SCORE_LEGEND: &str = "Composite score: per run, the geometric mean over the \
+const SCORE_LEGEND: &str = "Composite score: per run, the geometric mean over the \
     run's throughput cells (test × connections) of the server's median requests/s over the best \
     median of that cell, so 1 means it led every cell it was measured in; by the figures the \
     run's table ranks each row by (normalised by the machine-speed control when the whole row \

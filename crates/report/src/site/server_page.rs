@@ -11,7 +11,6 @@ use crate::html::{esc, flags_html, swatch_html};
 use crate::model::tier_str;
 use crate::palette::{model_meaning, model_name};
 
-use super::index::SCORE_LEGEND;
 use super::timeline::{score_text, score_timeline, throughput_timelines, Chart};
 use super::{chart_html, footer, run_path, site_page, ServerEntry, Site};
 
@@ -132,10 +131,10 @@ fn scores_html(b: &mut String, site: &Site, server: &ServerEntry) {
              front page).</p>",
         );
     }
-    let _ = write!(
-        b,
-        "<p class=\"legend\">In the latest run of each suite. {}</p></section>",
-        esc(SCORE_LEGEND)
+    b.push_str(
+        "<p class=\"legend\">In the latest run of each suite: the geometric mean of its ratios \
+         to each cell's best median (1 leads every cell), with a 95% bootstrap interval; \
+         <a href=\"../index.html#score\">how it is made</a>.</p></section>",
     );
 }
 
@@ -189,8 +188,9 @@ fn timelines_html(b: &mut String, charts: &mut Vec<Chart>, site: &Site, server: 
                 b,
                 charts,
                 &format!(
-                    "{test}, {} connections: requests/s per run",
-                    thousands(u64::from(conns))
+                    "{test}, {} connection{}: requests/s per run",
+                    thousands(u64::from(conns)),
+                    if conns == 1 { "" } else { "s" }
                 ),
                 chart,
             );
