@@ -64,6 +64,55 @@ pub(crate) enum Command {
     /// several machines (`load --histogram-out`) into one exact result.
     #[command(after_help = MERGE_HELP)]
     Merge(MergeArgs),
+    /// Write a static site of the whole store into a folder: an index of
+    /// the runs with the latest result per suite, every run's report, and a
+    /// page per server with its history and timelines (works offline).
+    #[command(after_help = SITE_HELP)]
+    Site(SiteArgs),
+}
+
+const SITE_HELP: &str = "\
+What is written (every page self-contained: styles, data and Chart.js inlined,
+so the folder works offline, from a file:// URL or any static web host):
+  index.html            every run (id, suite, date, host, kernel, commit, status),
+                        the latest complete run of each suite with its composite
+                        scores, the environment changes between runs, the servers
+  runs/<RUN>.html       each run's report, as `netbench report` writes it
+  servers/<NAME>.html   per server (servers/<NAME> in the repository): its
+                        manifest facts and variants, its composite score, a
+                        timeline per suite and test (median requests/s per run
+                        with its 95% interval, a dashed line where the host, the
+                        kernel or the commit changed), every figure, its builds
+  netbench-site.json    the list of pages written (marks the folder as a site)
+
+Composite score: per run, the geometric mean over its throughput cells of the
+server's median over the cell's best median, with a 95% bootstrap interval
+(each cell's repetitions resampled, seeded by the run's id: the same store
+gives the same site). It is never shown without its interval; cells with
+fewer than 2 good repetitions are not scored. See docs/site.md.
+
+The folder must be new, empty, or an earlier site (its pages are replaced and
+the ones no longer part of the site removed); --force writes into any folder,
+replacing files of the same names and leaving the rest. The store is only read.
+
+Exit codes:
+  0    the site was written
+  2    bad usage, no store or no runs in it, or a folder that is not a site
+       (without --force) or cannot be written
+
+Example:
+  netbench site -o site && xdg-open site/index.html";
+
+#[derive(Debug, Args)]
+pub(crate) struct SiteArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The folder to write the site into (created when missing).
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Write into a folder that holds other files and no earlier site.
+    #[arg(long)]
+    pub force: bool,
 }
 
 const MERGE_HELP: &str = "\

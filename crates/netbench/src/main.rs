@@ -17,6 +17,7 @@ mod run_progress;
 mod seed;
 mod signals;
 mod slo;
+mod site;
 mod sources;
 mod start_at;
 mod verify;
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => report::report(args),
         cli::Command::Compare(args) => report::compare(args),
         cli::Command::Merge(args) => merge::run(args),
+        cli::Command::Site(args) => site::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

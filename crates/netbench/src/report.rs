@@ -16,7 +16,7 @@ use crate::cli::{CompareArgs, CompareFormat, ReportArgs, ReportFormat};
 use crate::exit;
 use crate::run::{open_existing, run_or_latest};
 
-fn load(store: &Store, id: i64) -> Result<Report> {
+pub(crate) fn load(store: &Store, id: i64) -> Result<Report> {
     let detail = store
         .run(id)
         .with_context(|| format!("reading run {id} (`netbench runs` lists them)"))?;

@@ -19,7 +19,7 @@ use crate::suite_table::{
 use crate::vendor::{CHART_JS, ERROR_BARS_JS};
 
 const REPORT_JS: &str = include_str!("../assets/report.js");
-const REPORT_CSS: &str = include_str!("../assets/report.css");
+pub(crate) const REPORT_CSS: &str = include_str!("../assets/report.css");
 
 /// HTML-escapes text for element content and quoted attributes.
 pub(crate) fn esc(s: &str) -> String {

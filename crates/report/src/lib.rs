@@ -33,6 +33,7 @@ mod palette;
 pub mod ranking;
 mod resources;
 pub mod significance;
+pub mod site;
 mod spectrum;
 mod startup;
 mod startup_view;

@@ -85,6 +85,13 @@ pub(crate) fn swatches(r: &Report) -> Vec<Swatch> {
             servers.push((c.clone(), None));
         }
     }
+    swatches_of(servers)
+}
+
+/// [`swatches`] of any set of labels with their models (the site's, over
+/// every run): the same rule, so a server's colour on the site is the shade
+/// a report of all of them would give it.
+pub(crate) fn swatches_of(mut servers: Vec<(String, Option<Model>)>) -> Vec<Swatch> {
     servers.sort_by(|a, b| (model_rank(a.1), &a.0).cmp(&(model_rank(b.1), &b.0)));
     servers
         .iter()

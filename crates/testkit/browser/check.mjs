@@ -14,7 +14,9 @@
 // leader or else its tied cells. The scenario kinds' charts follow the
 // same colour rules (a series per server); a sweep marks each knee its
 // legend names with one triangle, and the idle memory lines name their
-// memory per connection. Saves a
+// memory per connection. The static site's pages (`netbench site`) are
+// checked the same way: their charts drawn with data and paint, a
+// timeline's change marks counted. Saves a
 // full-page screenshot. Prints one JSON line with what it found; exits 1 when
 // anything is wrong, 2 when it could not check at all.
 //
@@ -77,8 +79,10 @@ try {
     const px = ctx.getImageData(0, 0, c.width, c.height).data;
     let painted = 0;
     for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) painted += 1;
+    // marks: what a chart says it drew over its data (the site's timelines:
+    // one dashed line per environment change), null when it says nothing.
     return { id: c.id, kind: c.dataset.chart, datasets: chart ? chart.data.datasets.length : 0,
-      points: values.length, painted };
+      points: values.length, painted, marks: c.dataset.marks === undefined ? null : Number(c.dataset.marks) };
   }));
   for (const c of charts) {
     if (c.datasets === 0 || c.points === 0) problems.push(`chart ${c.id} has no data`);
