@@ -16,6 +16,9 @@ RUN ?=
 # One section of the report alone (its top 1,400 pixels), to docs/<SECTION>.png:
 # `make screenshot RUN=4 SECTION=allocators` (or models).
 SECTION ?=
+# Every section alone as well (each its top 1,600 pixels), to docs/report-<id>.png:
+# `make screenshot RUN=1 SECTIONS=1`.
+SECTIONS ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
@@ -133,6 +136,10 @@ screenshot: netbench test-deps
 	else \
 	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/report.png --max-height 2400 >/dev/null && \
 	  echo "wrote docs/report.png"; \
+	fi
+	@if [ -n "$(SECTIONS)" ]; then \
+	  node crates/testkit/browser/check.mjs results/screenshot/report.html results/screenshot/page.png --max-height 1600 --sections docs >/dev/null && \
+	  echo "wrote docs/report-<section>.png"; \
 	fi
 
 # Each Rust and Go server is checked with its own formatter, found by its

@@ -1,13 +1,16 @@
 // Draws the report's charts with Chart.js from the JSON the page carries
-// (#report-data, #report-flags for what each flag mark means, and
+// (#report-data, #report-flags for what each flag mark means,
 // #report-colors for each server's colour: a shade of its threading model's
-// hue, chosen by crates/report/src/palette.rs); the tables and the colour key
-// are already in the page. Each series carries its server and model, and
-// series come in the report's column order (by model, then name); the
-// throughput charts add one dataset of dots (dots: true), each repetition in
-// its server's colour; the start-up chart draws each server's warm-up curve
-// from its repetition's steady_state. When every
-// chart is drawn, body[data-charts] holds their number, for the browser test.
+// hue, chosen by crates/report/src/palette.rs, #report-model-colors for each
+// model's, and #report-ranked for the ranked charts, whose order, whiskers,
+// tiers and marks crates/report/src/ranked_view.rs computed); the tables and
+// the colour key are already in the page. A ranked chart is one dataset of
+// bars (one per server, best first, names on the axis) and one of dots (a
+// dot per repetition); every other per-server chart has a series per server
+// in the report's column order (by model, then name), carrying its server
+// and model, and past 8 servers a legend of models instead of servers. When
+// every chart is drawn, body[data-charts] holds their number, for the
+// browser test.
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
@@ -38,163 +41,247 @@
   };
   const flagLines = (flags) => (flags || '').split('').map((f) => f + ': ' + (FLAG_TEXT[f] || f));
 
-  // Writes each point's flag marks above it, so a qualified number is never
-  // shown without its qualifier.
-  const flagMarks = {
-    id: 'flagMarks',
+  const GAP = { y: null, yMin: null, yMax: null };
+  const DOT_BORDER = '#1d2330';
+
+  // Each model's colour (crates/report/src/palette.rs), for legends that
+  // name models instead of servers.
+  const modelColorsElement = document.getElementById('report-model-colors');
+  const MODEL_COLORS = modelColorsElement ? JSON.parse(modelColorsElement.textContent) : {};
+
+  // A legend of more than 8 servers is a wall of names nobody matches to a
+  // shade: past 8 a chart's legend names the threading models instead (the
+  // series are shades of their model's hue), and clicking a model hides or
+  // shows all of its servers. Hover a line or bar for its server.
+  const MAX_SERVER_LEGEND = 8;
+  function legendFor(datasets, position) {
+    const servers = datasets.filter((d) => d.server && !d.dots);
+    if (servers.length <= MAX_SERVER_LEGEND) {
+      return { position: position || 'top', labels: { boxWidth: 10, font: { size: 11 } } };
+    }
+    return {
+      position: 'top',
+      labels: {
+        boxWidth: 10,
+        font: { size: 11 },
+        generateLabels: (chart) => {
+          const models = [];
+          chart.data.datasets.forEach((d, i) => {
+            if (!d.model || d.dots) return;
+            let m = models.find((x) => x.model === d.model);
+            if (!m) { m = { model: d.model, indexes: [] }; models.push(m); }
+            m.indexes.push(i);
+          });
+          return models.map((m) => ({
+            text: m.model + ' (' + m.indexes.length + ')',
+            fillStyle: MODEL_COLORS[m.model] || '#808080',
+            strokeStyle: MODEL_COLORS[m.model] || '#808080',
+            lineWidth: 0,
+            hidden: m.indexes.every((i) => !chart.isDatasetVisible(i)),
+            model: m.model,
+          }));
+        },
+      },
+      onClick: (e, item, legend) => {
+        const chart = legend.chart;
+        const shown = chart.data.datasets.some((d, i) => d.model === item.model && chart.isDatasetVisible(i));
+        chart.data.datasets.forEach((d, i) => { if (d.model === item.model) chart.setDatasetVisibility(i, !shown); });
+        chart.update();
+      },
+    };
+  }
+
+  // The ranked charts (crates/report/src/ranked_view.rs computes their
+  // order, whiskers, tiers, shares and marks): one horizontal bar per
+  // server, best first, its name (and tier) on the axis, its figure, share
+  // of the leader and marks written at the bar's end, a dot per repetition,
+  // the tiers as alternating bands, and a legend of the models alone.
+  const rankedElement = document.getElementById('report-ranked');
+  const RANKED = rankedElement ? JSON.parse(rankedElement.textContent) : [];
+  const short = (v) => (Math.abs(v) >= 100 ? num(v) : Math.abs(v) >= 10 ? v.toFixed(1)
+    : v === 0 ? '0' : v.toPrecision(3));
+  // Axis ticks: 50k, 1.2M, 0.25: short enough to stay level.
+  const tick = (v) => {
+    const a = Math.abs(v);
+    if (a >= 1e6) return +(v / 1e6).toPrecision(3) + 'M';
+    if (a >= 1e3) return +(v / 1e3).toPrecision(3) + 'k';
+    return String(+Number(v).toPrecision(3));
+  };
+  // The next round number at or above v (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6,
+  // 8 times a power of ten), for an axis that ends on a tick.
+  const roundUp = (v) => {
+    const p = 10 ** Math.floor(Math.log10(v));
+    return [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].find((m) => m * p >= v * (1 - 1e-9)) * p;
+  };
+  // A log axis labels 1, 2 and 5 of each decade, no more.
+  const logTick = (v) => {
+    const lead = Math.round(v / 10 ** Math.floor(Math.log10(v)));
+    return [1, 2, 5].includes(lead) ? tick(v) : '';
+  };
+  const figureOf = (spec, v) => (spec.measure === 'latency' ? ms(v * 1e6) : short(v));
+  // Beside a bar: its share of the leader's figure (higher is better), or
+  // its multiple of the lowest (lower is better: "×3.2" reads better than
+  // "320%").
+  const shareText = (spec, b) => {
+    if (b.share == null || spec.bars.length < 2) return '';
+    if (spec.measure === 'latency' || spec.measure === 'memory') {
+      return ' · ×' + (b.share >= 10 ? b.share.toFixed(0) : b.share.toFixed(1));
+    }
+    return ' · ' + Math.round(b.share * 100) + '%';
+  };
+  const barText = (spec, b) => figureOf(spec, b.value) + shareText(spec, b) + (b.flags ? '  ' + b.flags : '');
+  const LABEL_FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+
+  // The figure, share and marks of each bar in a column right of the plot,
+  // level with the bar: a column reads like a table, and no whisker runs
+  // through it.
+  const barLabels = (spec) => ({
+    id: 'barLabels',
     afterDatasetsDraw(chart) {
+      const meta = chart.getDatasetMeta(0);
       const ctx = chart.ctx;
+      const x = chart.chartArea.right + 8;
       ctx.save();
-      ctx.font = 'bold 11px sans-serif';
-      ctx.fillStyle = '#7a4d00';
-      ctx.textAlign = 'center';
-      chart.data.datasets.forEach((ds, i) => {
-        const meta = chart.getDatasetMeta(i);
-        if (meta.hidden || !ds.flags) return;
-        meta.data.forEach((el, j) => {
-          const f = ds.flags[j];
-          if (!f || !el || missing(ds.data[j])) return;
-          const pos = el.tooltipPosition();
-          ctx.fillText(f, pos.x, Math.max(10, pos.y - 14));
-        });
+      ctx.font = LABEL_FONT;
+      ctx.textBaseline = 'middle';
+      meta.data.forEach((el, j) => {
+        const b = spec.bars[j];
+        const text = barText(spec, b);
+        const plain = b.flags ? text.slice(0, -b.flags.length) : text;
+        ctx.fillStyle = '#1d2330';
+        ctx.fillText(plain, x, el.y);
+        if (b.flags) {
+          ctx.fillStyle = '#7a4d00';
+          ctx.font = 'bold ' + LABEL_FONT;
+          ctx.fillText(b.flags, x + ctx.measureText(plain).width, el.y);
+          ctx.font = LABEL_FONT;
+        }
       });
       ctx.restore();
     },
-  };
+  });
 
-  const GAP = { y: null, yMin: null, yMax: null };
-  const missing = (v) => v == null || (typeof v === 'object' && v.y == null);
+  // Tiers as bands: the rows of every second tier shaded, so servers that
+  // cannot be told apart read as one block.
+  const tierBands = (spec) => ({
+    id: 'tierBands',
+    beforeDatasetsDraw(chart) {
+      if (spec.measure !== 'throughput') return;
+      const y = chart.scales.y;
+      const area = chart.chartArea;
+      const step = spec.bars.length > 1 ? Math.abs(y.getPixelForValue(1) - y.getPixelForValue(0)) : area.bottom - area.top;
+      const ctx = chart.ctx;
+      ctx.save();
+      spec.bars.forEach((b, j) => {
+        if (b.tier == null || b.tier % 2 === 1) return;
+        ctx.fillStyle = 'rgba(66, 105, 208, 0.08)';
+        ctx.fillRect(area.left, y.getPixelForValue(j) - step / 2, area.right - area.left, step);
+      });
+      ctx.restore();
+    },
+  });
 
-  // Each repetition as a dot over its server's bar, in the server's colour,
-  // so the spread is seen and not only read. One dataset for the chart (the
-  // series stay one per server), placed on the category axis by fractional
-  // index, unparsed (a category axis would round a parsed index): category i
-  // spans i-0.5..i+0.5, its bars share the middle 80% (Chart.js's
-  // categoryPercentage) in column order. A second x axis would not do: Chart.js
-  // 4.5 narrows grouped bars by the number of x axes. Recomputed before each
-  // update, so hiding a server in the legend moves the dots with the bars.
-  const DOT_BORDER = '#1d2330';
-  function dotsDataset(test, repsOf) {
-    return {
+  function ranked(canvas) {
+    const spec = RANKED[Number(canvas.dataset.index)];
+    const bars = spec.bars;
+    // Room on the right for the column of labels.
+    const probe = document.createElement('canvas').getContext('2d');
+    probe.font = 'bold ' + LABEL_FONT;
+    const room = Math.ceil(Math.max(...bars.map((b) => probe.measureText(barText(spec, b)).width))) + 14;
+    // Two or three repetitions give wide intervals: the axis stops at 1.3
+    // times the largest bar and a longer whisker is cut at its end (the
+    // tooltip gives both ends), so one wide interval does not shrink every
+    // bar.
+    const top = Math.max(...bars.map((b) => b.value));
+    const reach = Math.max(...bars.map((b) => (b.high == null ? b.value : b.high)));
+    const dots = {
       type: 'scatter',
       label: 'repetitions',
       dots: true,
+      indexAxis: 'x',
       parsing: false,
-      data: [],
-      repsOf,
-      test,
-      pointRadius: 3.5,
+      pointRadius: 3,
       pointHoverRadius: 5,
       pointBorderWidth: 1,
       pointBorderColor: DOT_BORDER,
       pointBackgroundColor: [],
+      data: [],
     };
-  }
-
-  const placeDots = {
-    id: 'placeDots',
-    beforeUpdate(chart) {
-      const i = chart.data.datasets.findIndex((d) => d.dots);
-      if (i < 0) return;
-      const dots = chart.data.datasets[i];
-      const bars = chart.data.datasets
-        .map((ds, k) => ({ ds, k }))
-        .filter(({ ds, k }) => !ds.dots && (chart.getDatasetMeta(k).hidden !== true));
-      const chunk = 0.8 / Math.max(1, bars.length);
-      const points = [];
-      bars.forEach(({ ds }, slot) => {
-        dots.test.connections.forEach((conns, x) => {
-          if (missing(ds.data[x])) return;
-          const reps = dots.repsOf(dots.test.name, conns, ds.server);
-          const centre = x - 0.4 + chunk * (slot + 0.5);
-          reps.forEach((r, j) => {
-            // Spread across the middle half of the bar, so equal values stay apart.
-            const off = reps.length > 1 ? (j / (reps.length - 1) - 0.5) * chunk * 0.5 : 0;
-            points.push({ x: centre + off, y: r.value, server: ds.server, connections: conns, what: r.what });
-          });
-        });
+    bars.forEach((b, j) => {
+      const n = b.repetitions.length;
+      b.repetitions.forEach((v, k) => {
+        if (!(spec.log && v <= 0)) {
+          // Spread over the middle half of the bar, so equal values stay apart.
+          const off = n > 1 ? (k / (n - 1) - 0.5) * 0.4 : 0;
+          dots.data.push({ x: v, y: j + off, server: b.server, what: 'repetition ' + (k + 1) });
+          dots.pointBackgroundColor.push(b.color);
+        }
       });
-      // Unparsed data must come sorted by x, or Chart.js skips points.
-      points.sort((a, b) => a.x - b.x);
-      dots.data = points;
-      dots.pointBackgroundColor = points.map((p) => color(p.server));
-    },
-  };
-
-  // Each good repetition's requests/s of a cell, as the report lists them.
-  const rawReps = (test, conns, server) => (data.repetitions || [])
-    .filter((r) => r.test === test && r.connections === conns && r.server === server && r.ok && r.result)
-    .map((r) => ({ value: r.result.rps, what: 'repetition ' + r.repetition }));
-  const normalisedElement = document.getElementById('report-normalised');
-  const NORMALISED = normalisedElement ? JSON.parse(normalisedElement.textContent) : [];
-  const normalisedReps = (test, conns, server) => {
-    const c = NORMALISED.find((x) => x.test === test && x.connections === conns && x.server === server);
-    return c ? c.values.map((v, j) => ({ value: v, what: 'good repetition ' + (j + 1) + ', normalised' })) : [];
-  };
-
-  function groupedBars(canvas, valueOf, yTitle, withCi, repsOf, flagsOf) {
-    const test = testOf(canvas.dataset.test);
-    const datasets = columns.map((server) => {
-      const cells = test.connections.map((c) => cellOf(test.name, c, server));
-      return {
-        label: server,
-        server,
-        model: modelOf(server),
-        backgroundColor: color(server),
-        flags: cells.map((c) => (c ? (flagsOf ? flagsOf(c) : c.flags) : '')),
-        data: cells.map((c) => (c ? valueOf(c) : null)).map((v) => (missing(v) ? (withCi ? GAP : null) : v)),
-      };
-    }).filter((ds) => ds.data.some((v) => !missing(v)));
-    const scales = { y: { beginAtZero: true, title: { display: true, text: yTitle } } };
-    if (repsOf) datasets.push(dotsDataset(test, repsOf));
+    });
+    // Unparsed data must come sorted along its index axis (x here).
+    const order = dots.data.map((p, k) => k).sort((a, b) => dots.data[a].x - dots.data[b].x);
+    dots.data = order.map((k) => dots.data[k]);
+    dots.pointBackgroundColor = order.map((k) => dots.pointBackgroundColor[k]);
+    const dataset = {
+      label: spec.unit,
+      ranked: true,
+      servers: bars.map((b) => b.server),
+      models: bars.map((b) => b.model),
+      backgroundColor: bars.map((b) => b.color),
+      data: bars.map((b) => ({ x: b.value, xMin: b.low == null ? b.value : b.low, xMax: b.high == null ? b.value : b.high })),
+    };
     new Chart(canvas, {
-      type: withCi ? 'barWithErrorBars' : 'bar',
-      data: { labels: test.connections.map((c) => num(c) + ' conn.'), datasets },
-      plugins: [flagMarks, placeDots],
+      type: 'barWithErrorBars',
+      data: { labels: bars.map((b) => b.server + (b.tier != null ? '  T' + b.tier : '')), datasets: [dataset, dots] },
+      plugins: [tierBands(spec), barLabels(spec)],
       options: {
-        layout: { padding: { top: 16 } },
-        scales,
+        indexAxis: 'y',
+        layout: { padding: { right: room } },
+        scales: {
+          x: spec.log
+            ? { type: 'logarithmic', title: { display: true, text: spec.unit }, ticks: { callback: (v) => logTick(v), maxRotation: 0 } }
+            : { beginAtZero: true, max: reach > top * 1.3 ? roundUp(top * 1.3) : undefined,
+              title: { display: true, text: spec.unit }, ticks: { callback: (v) => tick(v), maxRotation: 0 } },
+          y: { ticks: { autoSkip: false, font: { size: 11 } }, grid: { display: false } },
+        },
         plugins: {
-          // The dots are explained by the caption, not a legend entry.
-          legend: { labels: { filter: (item, d) => !d.datasets[item.datasetIndex].dots } },
+          legend: {
+            labels: {
+              boxWidth: 8,
+              padding: 6,
+              font: { size: 10 },
+              generateLabels: () => spec.models.map((m) => ({
+                text: m.model, fillStyle: m.color, strokeStyle: m.color, lineWidth: 0, hidden: false,
+              })),
+            },
+            onClick: () => {},
+          },
           tooltip: {
             callbacks: {
-              // A dot's x is a place on the hidden axis, not a label.
-              title: (items) => (items.length && items[0].dataset.dots
-                ? num(items[0].raw.connections) + ' conn.' : (items.length ? items[0].label : '')),
+              title: (items) => (items.length ? (items[0].dataset.dots ? items[0].raw.server : bars[items[0].dataIndex].server) : ''),
               label: (item) => {
-                if (item.dataset.dots) return item.raw.server + ', ' + item.raw.what + ': ' + num(item.raw.y);
-                const v = item.raw && typeof item.raw === 'object' ? item.raw : { y: item.raw };
-                let s = item.dataset.label + ': ' + (Math.abs(v.y) >= 100 ? num(v.y) : Number(v.y).toPrecision(3));
-                if (v.yMin != null) s += ' (95% CI ' + num(v.yMin) + ' to ' + num(v.yMax) + ')';
+                if (item.dataset.dots) return item.raw.what + ': ' + figureOf(spec, item.raw.x);
+                const b = bars[item.dataIndex];
+                let s = spec.unit + ': ' + figureOf(spec, b.value);
+                if (b.low != null) {
+                  s += (spec.measure === 'throughput' ? ' (95% CI ' : ' (repetitions ') + figureOf(spec, b.low)
+                    + ' to ' + figureOf(spec, b.high) + ')';
+                }
                 return s;
               },
-              afterLabel: (item) => (item.dataset.flags ? flagLines(item.dataset.flags[item.dataIndex]) : []),
+              afterLabel: (item) => {
+                if (item.dataset.dots) return [];
+                const b = bars[item.dataIndex];
+                const lines = [b.model + (b.tier != null ? ', tier T' + b.tier : '')];
+                if (b.raw != null) lines.push('raw median: ' + num(b.raw) + ' requests/s');
+                if (b.share != null) lines.push(Math.round(b.share * 100) + '% of ' + bars[0].server);
+                return lines.concat(b.flag_text);
+              },
             },
           },
         },
       },
     });
-  }
-
-  // A summary as a bar with its whisker; the error-bar plugin reads every
-  // point's fields, so a gap is an object of nulls, not null.
-  function whisker(s) {
-    if (!s) return GAP;
-    const ci = s.ci95 || [s.median, s.median];
-    return { y: s.median, yMin: Math.max(0, ci[0]), yMax: ci[1] };
-  }
-
-  function throughput(canvas) {
-    groupedBars(canvas, (c) => whisker(c.rps), 'requests/s', true, rawReps);
-  }
-
-  // The same, normalised by the machine-speed control, with the same marks:
-  // the noisy one (~) judges the figures the row is ranked by, which are
-  // these whenever the whole row has them.
-  function normalised(canvas) {
-    groupedBars(canvas, (c) => whisker(c.rps ? c.rps_normalised : null),
-      'requests/s, normalised', true, normalisedReps);
   }
 
   const NINES = [[Math.log10(2), 'p50'], [1, 'p90'], [2, 'p99'], [3, 'p99.9'], [4, 'p99.99']];
@@ -231,6 +318,7 @@
           y: { type: 'logarithmic', title: { display: true, text: 'latency (ms, log scale)' } },
         },
         plugins: {
+          legend: legendFor(datasets),
           tooltip: {
             callbacks: {
               title: (items) => 'p' + +(items[0].raw.q * 100).toFixed(2),
@@ -352,7 +440,7 @@
         data: { labels: test.connections.map((n) => num(n) + ' conn.'), datasets },
         options: {
           scales: { y: { type: log ? 'logarithmic' : 'linear', beginAtZero: !log, title: { display: true, text: yTitle } } },
-          plugins: { legend: { position: 'right', labels: { boxWidth: 10, font: { size: 10 } } } },
+          plugins: { legend: legendFor(datasets, 'right') },
         },
       });
     };
@@ -384,6 +472,7 @@
     data: { labels, datasets },
     options: {
       scales: { y: { type: log ? 'logarithmic' : 'linear', beginAtZero: !log, title: { display: true, text: yTitle } } },
+      plugins: { legend: legendFor(datasets) },
     },
   });
 
@@ -403,9 +492,9 @@
           x: countAxis(union(rows.map((r) => r.levels.map((l) => l.connections))), 'idle connections held'),
           y: { title: { display: true, text: 'server PSS (MiB)' } },
         },
-        // The legend carries each server's slope in full: beside the plot
-        // when there are many, so the lines keep their height.
-        plugins: { legend: { position: datasets.length > 8 ? 'right' : 'top', labels: { boxWidth: 10, font: { size: 11 } } } },
+        // Up to 8 servers the legend carries each one's slope in full; past
+        // that it names the models, and the table beside has every slope.
+        plugins: { legend: legendFor(datasets) },
       },
     });
   }
@@ -464,9 +553,9 @@
           x: { type: 'linear', beginAtZero: true, title: { display: true, text: 'offered requests/s' }, ticks: { callback: (v) => num(v) } },
           y: { type: 'logarithmic', title: { display: true, text: 'p99 latency (ms, log scale)' } },
         },
-        // The legend carries each server's knee in full: beside the plot
-        // when there are many, so the lines keep their height.
-        plugins: { legend: { position: datasets.length > 8 ? 'right' : 'top', labels: { boxWidth: 10, font: { size: 11 } } } },
+        // Up to 8 servers the legend carries each one's knee in full; past
+        // that it names the models, and the table beside has every knee.
+        plugins: { legend: legendFor(datasets) },
       },
     });
   }
@@ -523,7 +612,7 @@
           y: { type: 'logarithmic', title: { display: true, text: 'requests/s (log scale)' } },
         },
         plugins: {
-          legend: { position: datasets.length > 8 ? 'right' : 'top', labels: { boxWidth: 10, font: { size: 11 } } },
+          legend: legendFor(datasets),
           tooltip: {
             callbacks: {
               title: (items) => (items.length ? items[0].raw.x.toFixed(2) + ' s since start' : ''),
@@ -548,13 +637,9 @@
     'curve-rps': curve('rps', 'requests/s', false),
     'curve-threads': curve('threads', 'threads', true),
     'curve-rss': curve('rss', 'MiB', true),
-    throughput,
-    normalised,
+    ranked,
     latency,
     change,
-    cpu: (c) => groupedBars(c, (x) => x.server_cpu_cores, 'cores busy', false),
-    efficiency: (c) => groupedBars(c, (x) => x.requests_per_cpu_s, 'requests per CPU-second', false),
-    memory: (c) => groupedBars(c, (x) => (x.peak_rss_bytes == null ? null : x.peak_rss_bytes / 1048576), 'MiB', false),
   };
   let drawn = 0;
   for (const canvas of document.querySelectorAll('canvas[data-chart]')) {

@@ -56,7 +56,8 @@ fn charts(b: &mut String, r: &Report, id: &str) {
                         &format!(
                             "{t}: the server's PSS (MiB) against idle connections held; each \
                              legend entry gives the server's memory per connection (the slope \
-                             of its least-squares line)"
+                             of its least-squares line; past 8 servers the legend names the \
+                             models and the table below has the slopes)"
                         ),
                     );
                     canvas(
@@ -135,7 +136,8 @@ fn charts(b: &mut String, r: &Report, id: &str) {
                         &format!(
                             "{t}: p99 latency (ms, log scale) against the offered rate, a line \
                              per server; a large triangle marks the server's knee, the highest \
-                             rate within the SLO{slo}, given in its legend entry"
+                             rate within the SLO{slo}, given in its legend entry (past 8 \
+                             servers the legend names the models and the table has the knees)"
                         ),
                     );
                 } else {

@@ -6,22 +6,28 @@
 // names each model with its colour, every series of a per-server chart is
 // its server's colour, which is a shade of its model's hue (grey for an
 // unknown model), and series come ordered by model, then name. On a run's
-// report it checks the repetitions too: each throughput chart (raw and
-// normalised) has one dataset of dots with one dot per good repetition of
-// its cells, each in its server's colour and over its server's bar; and the
-// summary's standings: a cell is bold only when it leads its row, a tied
-// cell carries "=", every mark matches the report's data, and a row has one
-// leader or else its tied cells. The scenario kinds' charts follow the
+// report it checks the repetitions too: each ranked chart has one dataset
+// of dots with one dot per good repetition of its bars (for raw throughput,
+// of the report's repetitions), each in its server's colour and over its
+// server's bar; and the summary's standings: a cell is bold only when it
+// leads its test's column, a tied cell carries "=", every mark matches the
+// report's data, and a column has one leader or else its tied cells. The scenario kinds' charts follow the
 // same colour rules (a series per server); a sweep marks each knee its
 // legend names with one triangle, and the idle memory lines name their
-// memory per connection. The static site's pages (`netbench site`) are
-// checked the same way: their charts drawn with data and paint, a
-// timeline's change marks counted. Saves a
-// full-page screenshot. Prints one JSON line with what it found; exits 1 when
+// memory per connection. And that every chart is readable at the width
+// given (issue 29): no legend of more than 10 entries (the models, at most
+// 9, and unknown), each bar of a ranked chart at least 10 px tall with its
+// server's name as an axis label, ranked best first with a tier one run of
+// bars, and no horizontal scrolling of the page. The static site's pages
+// (`netbench site`) are checked the same way: their charts drawn with data
+// and paint, a timeline's change marks counted. Saves a full-page
+// screenshot. Prints one JSON line with what it found; exits 1 when
 // anything is wrong, 2 when it could not check at all.
 //
 // usage: node check.mjs REPORT.html SCREENSHOT.png [--width PX] [--max-height PX] [--section ID]
-// (--section: the screenshot is of that section of the page alone, e.g. allocators)
+//        [--sections DIR]
+// (--section: the screenshot is of that section of the page alone, e.g. allocators;
+// --sections: also one screenshot per section, DIR/report-<id>.png, each cut at --max-height)
 import { chromium } from 'playwright-core';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -40,6 +46,8 @@ const width = option('--width', 1280);
 const maxHeight = option('--max-height', 0);
 const sectionAt = rest.indexOf('--section');
 const section = sectionAt >= 0 ? rest[sectionAt + 1] : null;
+const sectionsAt = rest.indexOf('--sections');
+const sectionsDir = sectionsAt >= 0 ? rest[sectionsAt + 1] : null;
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 
 // Without the background-networking flags Chromium reaches out to Google's
@@ -101,8 +109,10 @@ try {
     series: [...document.querySelectorAll('canvas[data-chart]')].flatMap((c) => {
       const chart = window.Chart && window.Chart.getChart(c);
       // The repetitions' dots are one dataset coloured point by point, checked apart.
-      return chart ? chart.data.datasets.filter((d) => !d.dots && !d.allocator).map((d) => ({ chart: c.id, server: d.server,
-        model: d.model, color: d.backgroundColor })) : [];
+      // A ranked chart is one dataset whose bars are its servers, coloured bar by bar.
+      return chart ? chart.data.datasets.filter((d) => !d.dots && !d.allocator).flatMap((d) => (d.ranked
+        ? d.servers.map((server, j) => ({ chart: c.id, server, model: d.models[j], color: d.backgroundColor[j], ranked: true }))
+        : [{ chart: c.id, server: d.server, model: d.model, color: d.backgroundColor }])) : [];
     }),
     // The allocator study colours by allocator, not by server: checked apart.
     allocatorSeries: [...document.querySelectorAll('canvas[data-chart="allocators"]')].map((c) => {
@@ -121,44 +131,42 @@ try {
   const dots = await page.evaluate(() => {
     const data = JSON.parse(document.getElementById('report-data').textContent);
     const colorsElement = document.getElementById('report-colors');
-    const normalisedElement = document.getElementById('report-normalised');
-    if (!colorsElement || !data.repetitions) return [];
+    const rankedElement = document.getElementById('report-ranked');
+    if (!colorsElement || !rankedElement || !data.repetitions) return [];
     const COLORS = JSON.parse(colorsElement.textContent);
-    const NORMALISED = normalisedElement ? JSON.parse(normalisedElement.textContent) : [];
+    const RANKED = JSON.parse(rankedElement.textContent);
     const cellOf = (r) => data.cells.find((c) => c.test === r.test && c.connections === r.connections
       && c.server === r.server);
-    return [...document.querySelectorAll('canvas[data-chart="throughput"], canvas[data-chart="normalised"]')]
-      .map((canvas) => {
-        const test = canvas.dataset.test;
-        const raw = canvas.dataset.chart === 'throughput';
-        // The good repetitions of the cells that have a bar.
-        const expected = raw
-          ? data.repetitions.filter((r) => r.test === test && r.ok && r.result && (cellOf(r) || {}).rps).length
-          : NORMALISED.filter((n) => n.test === test && (cellOf(n) || {}).rps)
-            .reduce((sum, n) => sum + n.values.length, 0);
-        const chart = window.Chart && window.Chart.getChart(canvas);
-        const sets = chart ? chart.data.datasets.map((d, i) => ({ d, i })).filter(({ d }) => d.dots) : [];
-        const found = { chart: canvas.id, kind: canvas.dataset.chart, datasets: sets.length, expected,
-          points: 0, drawn: 0, wrongColour: [], offBar: [] };
-        if (sets.length !== 1) return found;
-        const { d, i } = sets[0];
-        const meta = chart.getDatasetMeta(i);
-        found.points = d.data.length;
-        found.drawn = meta.data.filter((el) => el && Number.isFinite(el.x) && Number.isFinite(el.y)
-          && el.x >= chart.chartArea.left && el.x <= chart.chartArea.right).length;
-        const conns = data.tests.find((t) => t.name === test).connections;
-        d.data.forEach((p, j) => {
-          const colour = Array.isArray(d.pointBackgroundColor) ? d.pointBackgroundColor[j] : d.pointBackgroundColor;
-          if (colour !== COLORS[p.server]) found.wrongColour.push(`${p.server}: ${colour}`);
-          const b = chart.data.datasets.findIndex((x) => !x.dots && x.server === p.server);
-          const bar = b >= 0 ? chart.getDatasetMeta(b).data[conns.indexOf(p.connections)] : null;
-          const el = meta.data[j];
-          if (!bar || !el || Math.abs(el.x - bar.x) > bar.width / 2) {
-            found.offBar.push(`${p.server} c=${p.connections}: dot at ${el && el.x}, bar at ${bar && bar.x}`);
-          }
-        });
-        return found;
+    return [...document.querySelectorAll('canvas[data-chart="ranked"]')].map((canvas) => {
+      const spec = RANKED[Number(canvas.dataset.index)];
+      // Raw throughput: the report's good repetitions of the cells that
+      // have a bar; anything else: the repetitions the bars carry.
+      const expected = spec.measure === 'throughput' && !spec.normalised
+        ? data.repetitions.filter((r) => r.test === spec.test && r.connections === spec.connections
+          && r.ok && r.result && (cellOf(r) || {}).rps).length
+        : spec.bars.reduce((sum, b) => sum + b.repetitions.filter((v) => !spec.log || v > 0).length, 0);
+      const chart = window.Chart && window.Chart.getChart(canvas);
+      const sets = chart ? chart.data.datasets.map((d, i) => ({ d, i })).filter(({ d }) => d.dots) : [];
+      const found = { chart: canvas.id, measure: spec.measure, datasets: sets.length, expected,
+        points: 0, drawn: 0, wrongColour: [], offBar: [] };
+      if (sets.length !== 1) return found;
+      const { d, i } = sets[0];
+      const meta = chart.getDatasetMeta(i);
+      const bars = chart.getDatasetMeta(chart.data.datasets.findIndex((x) => x.ranked)).data;
+      found.points = d.data.length;
+      found.drawn = meta.data.filter((el) => el && Number.isFinite(el.x) && Number.isFinite(el.y)
+        && el.y >= chart.chartArea.top && el.y <= chart.chartArea.bottom).length;
+      d.data.forEach((p, j) => {
+        const colour = Array.isArray(d.pointBackgroundColor) ? d.pointBackgroundColor[j] : d.pointBackgroundColor;
+        if (colour !== COLORS[p.server]) found.wrongColour.push(`${p.server}: ${colour}`);
+        const bar = bars[spec.bars.findIndex((b) => b.server === p.server)];
+        const el = meta.data[j];
+        if (!bar || !el || Math.abs(el.y - bar.y) > bar.height / 2) {
+          found.offBar.push(`${p.server}: dot at ${el && el.y}, bar at ${bar && bar.y}`);
+        }
       });
+      return found;
+    });
   });
   for (const d of dots) {
     if (d.datasets !== 1) problems.push(`chart ${d.chart}: ${d.datasets} datasets of repetition dots, not 1`);
@@ -167,6 +175,55 @@ try {
     }
     for (const w of d.wrongColour) problems.push(`chart ${d.chart}: a dot of ${w} is not its server's colour`);
     for (const o of d.offBar) problems.push(`chart ${d.chart}: a dot is off its bar (${o})`);
+  }
+  // Readable at this width (issue 29): legends short, ranked bars tall
+  // enough and named on their axis, best first, a tier one run of bars,
+  // and a page that does not scroll sideways.
+  const readable = await page.evaluate(() => {
+    const rankedElement = document.getElementById('report-ranked');
+    const RANKED = rankedElement ? JSON.parse(rankedElement.textContent) : [];
+    const legends = [];
+    const bars = [];
+    for (const c of document.querySelectorAll('canvas[data-chart]')) {
+      const chart = window.Chart && window.Chart.getChart(c);
+      if (!chart) continue;
+      if (chart.legend && chart.options.plugins.legend.display !== false) {
+        legends.push({ chart: c.id, entries: (chart.legend.legendItems || []).length });
+      }
+      if (c.dataset.chart !== 'ranked') continue;
+      const spec = RANKED[Number(c.dataset.index)];
+      const meta = chart.getDatasetMeta(chart.data.datasets.findIndex((d) => d.ranked));
+      const ticks = chart.scales.y.ticks.map((t, k) => chart.scales.y.getLabelForValue(t.value != null ? t.value : k));
+      bars.push({ chart: c.id, measure: spec.measure, servers: spec.bars.map((b) => b.server),
+        values: spec.bars.map((b) => b.value), tiers: spec.bars.map((b) => b.tier),
+        heights: meta.data.map((el) => el.height), ticks });
+    }
+    return { legends, bars, scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth };
+  });
+  for (const l of readable.legends) {
+    if (l.entries > 10) problems.push(`chart ${l.chart}: a legend of ${l.entries} entries (at most 10: the models)`);
+  }
+  for (const b of readable.bars) {
+    const thin = b.heights.filter((h) => !(h >= 10));
+    if (thin.length) problems.push(`chart ${b.chart}: ${thin.length} bars under 10 px tall (${thin.slice(0, 3).join(', ')})`);
+    if (b.ticks.length !== b.servers.length) problems.push(`chart ${b.chart}: ${b.ticks.length} axis labels for ${b.servers.length} bars`);
+    b.servers.forEach((s, k) => {
+      if (typeof b.ticks[k] !== 'string' || !b.ticks[k].startsWith(s)) problems.push(`chart ${b.chart}: bar ${k} is ${s}, its axis label "${b.ticks[k]}"`);
+    });
+    const lower = b.measure === 'latency' || b.measure === 'memory';
+    const tiered = b.tiers.map((t, k) => ({ t, v: b.values[k] })).filter((x) => x.t != null);
+    for (let k = 1; k < b.values.length; k += 1) {
+      const sameTier = b.tiers[k] != null && b.tiers[k] === b.tiers[k - 1];
+      const inOrder = lower ? b.values[k - 1] <= b.values[k] : b.values[k - 1] >= b.values[k];
+      // Throughput is ranked by tier first: order by value holds within one.
+      if (!inOrder && (b.measure !== 'throughput' || sameTier)) problems.push(`chart ${b.chart}: ${b.servers[k - 1]} before ${b.servers[k]}, not best first`);
+    }
+    for (let k = 1; k < tiered.length; k += 1) {
+      if (tiered[k].t < tiered[k - 1].t) problems.push(`chart ${b.chart}: tier T${tiered[k].t} after T${tiered[k - 1].t}`);
+    }
+  }
+  if (readable.scrollWidth > readable.innerWidth) {
+    problems.push(`the page is ${readable.scrollWidth} px wide in a ${readable.innerWidth} px window`);
   }
   // The kinds' charts say in their legend what a line is worth: a sweep's
   // knee is one triangle on a line whose label gives it (none without), and
@@ -188,8 +245,16 @@ try {
   const standings = await page.evaluate(() => {
     const data = JSON.parse(document.getElementById('report-data').textContent);
     if (!data.cells || !document.querySelector('#summary')) return null;
-    const rows = [...document.querySelectorAll('#summary tbody tr')].map((tr) =>
-      [...tr.querySelectorAll('td')].filter((td) => td.dataset.column).map((td) => {
+    // The table is transposed (a server per row): a ranking is a column,
+    // the cells of one test and connection count.
+    const columns = new Map();
+    for (const td of document.querySelectorAll('#summary tbody td[data-column]')) {
+      const key = `${td.dataset.test} ${td.dataset.connections}`;
+      if (!columns.has(key)) columns.set(key, []);
+      columns.get(key).push(td);
+    }
+    const rows = [...columns.values()].map((tds) =>
+      tds.map((td) => {
         const cell = data.cells.find((c) => c.test === td.dataset.test
           && c.connections === Number(td.dataset.connections) && c.server === td.dataset.column);
         const num = td.querySelector('.num');
@@ -248,8 +313,16 @@ try {
   } else {
     await page.screenshot({ path: shot, fullPage: true });
   }
+  if (sectionsDir) {
+    for (const id of await page.evaluate(() => [...document.querySelectorAll('section[id]')].map((e) => e.id))) {
+      const box = await (await page.$(`section#${id}`)).boundingBox();
+      const height = maxHeight > 0 ? Math.min(box.height, maxHeight) : box.height;
+      await page.screenshot({ path: `${sectionsDir}/report-${id}.png`, fullPage: true,
+        clip: { x: box.x, y: box.y, width: box.width, height } });
+    }
+  }
   console.log(JSON.stringify({ ok: problems.length === 0, charts, tables, models, kindLabels,
-    series: colours.series.length, dots, standings: count, problems }));
+    series: colours.series.length, dots, standings: count, readable, problems }));
 } finally {
   await browser.close();
 }
@@ -320,6 +393,8 @@ function colourProblems({ keys, key, servers, series }, problems) {
   }
   for (const [chart, list] of byChart) {
     const order = list.map(rank);
+    // A ranked chart's bars come best first (checked with the readability).
+    if (list.some((s) => s.ranked)) order.length = 0;
     for (let i = 1; i < order.length; i += 1) {
       const [a, b] = [order[i - 1], order[i]];
       if (a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1])) {

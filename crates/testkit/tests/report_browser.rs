@@ -166,20 +166,19 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         found["models"]
     );
     let charts = found["charts"].as_array().unwrap();
-    // Per test: throughput, CPU, requests per CPU-second, memory, and the
-    // throughput normalised by the machine-speed control when the run has
-    // it; per test and connection count: the latency spectrum.
+    // Per test and connection count (issue 29): ranked throughput
+    // (normalised by the machine-speed control when the run has it), p99,
+    // CPU, requests per CPU-second and memory, and the latency spectrum.
     let normalised = a.cells.iter().any(|c| c.stats.rps_normalised.is_some());
-    let per_test = if normalised { 5 } else { 4 };
-    assert_eq!(charts.len(), 2 * per_test + 2 * 2, "{found}");
-    // Every good repetition a dot over its bar in each throughput chart:
-    // three working servers, two connection counts, two repetitions.
+    assert_eq!(charts.len(), 2 * 2 * 6, "{found}");
+    // Every good repetition a dot over its bar in each ranked chart: three
+    // working servers, two repetitions.
     let dots = found["dots"].as_array().unwrap();
-    assert_eq!(dots.len(), if normalised { 4 } else { 2 }, "{found}");
+    assert_eq!(dots.len(), 2 * 2 * 5, "{found}");
     for d in dots {
         assert_eq!(d["datasets"], 1, "{d}");
-        assert_eq!(d["points"], 3 * 2 * 2, "{d}");
-        assert_eq!(d["drawn"], 3 * 2 * 2, "{d}");
+        assert_eq!(d["points"], 3 * 2, "{d}");
+        assert_eq!(d["drawn"], 3 * 2, "{d}");
     }
     eprintln!(
         "report.html: repetition dots {}, standings {}, normalised charts: {normalised}",
@@ -264,12 +263,15 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     // Three working servers in each chart (crashy has no data); the dots
     // are not a series.
     assert_eq!(found["series"], 3 * charts.len(), "{found}");
-    for kind in ["throughput", "latency", "cpu", "efficiency", "memory"] {
+    for id in ["throughput-", "p99-", "cpu-", "efficiency-", "memory-"] {
         assert!(
-            charts.iter().any(|c| c["kind"] == kind),
-            "no {kind} chart: {found}"
+            charts
+                .iter()
+                .any(|c| c["kind"] == "ranked" && c["id"].as_str().unwrap().starts_with(id)),
+            "no {id} chart: {found}"
         );
     }
+    assert!(charts.iter().any(|c| c["kind"] == "latency"), "{found}");
     assert!(std::fs::metadata(dir.join("report.png")).unwrap().len() > 10_000);
 
     // Servers with one good and one failed connection count: the charts
@@ -292,13 +294,8 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
     let html = dir.join("partial.html");
     write_html(&mut std::fs::File::create(&html).unwrap(), &partial).unwrap();
     let found = check_in_browser(&html, &dir.join("partial.png"));
-    // The latency charts at 8 connections have nothing left to draw; the
-    // throughput charts draw dots only over the bars left.
-    assert_eq!(
-        found["charts"].as_array().unwrap().len(),
-        2 * per_test + 2,
-        "{found}"
-    );
+    // The charts at 8 connections have nothing left to draw.
+    assert_eq!(found["charts"].as_array().unwrap().len(), 2 * 6, "{found}");
     for d in found["dots"].as_array().unwrap() {
         assert_eq!(d["points"], 3 * 2, "{d}");
     }

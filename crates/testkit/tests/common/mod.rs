@@ -102,10 +102,17 @@ fn checker() -> PathBuf {
 /// network request, every chart drawn and coloured right); returns its
 /// findings.
 pub fn check_in_browser(html: &Path, png: &Path) -> serde_json::Value {
+    check_in_browser_with(html, png, &[])
+}
+
+/// [`check_in_browser`] with the checker's options (`--width`,
+/// `--max-height`, `--sections DIR`).
+pub fn check_in_browser_with(html: &Path, png: &Path, options: &[String]) -> serde_json::Value {
     let out = std::process::Command::new("node")
         .arg(checker())
         .arg(html)
         .arg(png)
+        .args(options)
         .output()
         .expect("node runs (Node.js is part of this machine's kind)");
     let stdout = String::from_utf8_lossy(&out.stdout);
