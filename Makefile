@@ -16,9 +16,6 @@ RUN ?=
 # One section of the report alone (its top 1,400 pixels), to docs/<SECTION>.png:
 # `make screenshot RUN=4 SECTION=allocators` (or models).
 SECTION ?=
-# Every section alone as well (each its top 1,600 pixels), to docs/report-<id>.png:
-# `make screenshot RUN=1 SECTIONS=1`.
-SECTIONS ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
@@ -125,19 +122,17 @@ server-deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq -o DPkg::Lock::Timeout=600 $$pk >/dev/null; \
 	fi
 
-# The README's screenshot (docs/report.png): the latest run's (or RUN=N's) HTML report opened in headless
-# Chromium by the browser test's own checker (which fails on any console
-# error or missing chart), top 2,400 pixels kept.
+# The README's screenshots: the latest run's (or RUN=N's) HTML report opened
+# in headless Chromium at 1280 px by the browser test's own checker (which
+# fails on any console error, missing chart or unreadable one), a picture
+# per section to docs/report-<section>.png; or one section alone, its top
+# 1,400 pixels, to docs/<SECTION>.png.
 screenshot: netbench test-deps
 	$(NETBENCH) report $(RUN) -o results/screenshot/report.html
 	@if [ -n "$(SECTION)" ]; then \
 	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/$(SECTION).png --section $(SECTION) --max-height 1400 >/dev/null && \
 	  echo "wrote docs/$(SECTION).png"; \
 	else \
-	  node crates/testkit/browser/check.mjs results/screenshot/report.html docs/report.png --max-height 2400 >/dev/null && \
-	  echo "wrote docs/report.png"; \
-	fi
-	@if [ -n "$(SECTIONS)" ]; then \
 	  node crates/testkit/browser/check.mjs results/screenshot/report.html results/screenshot/page.png --max-height 1600 --sections docs >/dev/null && \
 	  echo "wrote docs/report-<section>.png"; \
 	fi
