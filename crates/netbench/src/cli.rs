@@ -706,3 +706,17 @@ fn parse_repetitions(s: &str) -> Result<RepetitionsArg, String> {
         _ => Err(format!("`{s}` is not in 1..=1000 nor `auto`")),
     }
 }
+
+/// A `netbench load` command line's arguments, for the tests of the modules
+/// that read them.
+#[cfg(test)]
+pub(crate) fn load_args(line: &str) -> LoadArgs {
+    use clap::Parser;
+    match Cli::try_parse_from(line.split_whitespace())
+        .unwrap()
+        .command
+    {
+        Command::Load(a) => *a,
+        other => panic!("not a load command: {other:?}"),
+    }
+}

@@ -302,15 +302,9 @@ fn plain_entry(body: Vec<u8>) -> PoolEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
-    fn args(line: &str) -> LoadArgs {
-        let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
-        match cli.command {
-            crate::cli::Command::Load(a) => *a,
-            other => panic!("not a load command: {other:?}"),
-        }
-    }
+    use crate::cli::load_args as args;
+    use clap::Parser;
 
     #[test]
     fn defaults() {

@@ -121,15 +121,8 @@ pub(crate) fn missed(result: &LoadResult, slos: &[LatencySlo]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
-    fn args(line: &str) -> LoadArgs {
-        let cli = crate::cli::Cli::try_parse_from(line.split_whitespace()).unwrap();
-        match cli.command {
-            crate::cli::Command::Load(a) => *a,
-            other => panic!("not a load command: {other:?}"),
-        }
-    }
+    use crate::cli::load_args as args;
 
     #[test]
     fn every_slo_is_read_with_its_unit() {

@@ -161,6 +161,37 @@ fn marks(site: &Site, suite: &str, runs: &[usize]) -> Vec<Mark> {
         .collect()
 }
 
+/// A timeline of `labels` across the suite's `runs`: a series per label
+/// with a point per run (`point` of the label and the run's index; None
+/// where the run has none), the labels with no point left out; None when
+/// no label has any.
+fn timeline(
+    site: &Site,
+    suite: &str,
+    runs: &[usize],
+    labels: &[String],
+    y_title: &str,
+    point: impl Fn(&str, usize) -> Option<Point>,
+) -> Option<Chart> {
+    let series: Vec<Series> = labels
+        .iter()
+        .map(|label| Series {
+            label: label.clone(),
+            color: site.color(label),
+            colors: Vec::new(),
+            points: runs.iter().map(|&i| point(label, i)).collect(),
+        })
+        .filter(|s| s.points.iter().any(Option::is_some))
+        .collect();
+    (!series.is_empty()).then(|| Chart {
+        kind: "timeline",
+        y_title: y_title.into(),
+        labels: runs.iter().map(|&i| run_label(&site.runs[i])).collect(),
+        series,
+        marks: marks(site, suite, runs),
+    })
+}
+
 /// A server's timelines in one suite: per test and connection count, the
 /// median requests/s of each of its variants (`labels`) in each of the
 /// suite's runs, with the run's 95% interval of the mean as error bars.
@@ -180,55 +211,42 @@ pub(crate) fn throughput_timelines(
         }
     }
     rows.into_iter()
-        .map(|(test, conns)| {
-            let series = labels
-                .iter()
-                .map(|label| Series {
-                    label: label.clone(),
-                    color: site.color(label),
-                    colors: Vec::new(),
-                    points: runs
-                        .iter()
-                        .map(|&i| {
-                            let r = &site.runs[i];
-                            let c = r.cell(&test, conns, label)?;
-                            let s = c.stats.rps?;
-                            let mut note = vec![format!(
-                                "{}: {} requests/s ({} of {} repetitions good)",
-                                label,
-                                thousands(s.median.round() as u64),
-                                s.n,
-                                c.stats.repetitions
-                            )];
-                            if let Some((lo, hi)) = s.ci95 {
-                                note.push(format!(
-                                    "95% CI of the mean {} to {}",
-                                    thousands(lo.max(0.0).round() as u64),
-                                    thousands(hi.round() as u64)
-                                ));
-                            }
-                            if !c.flags.is_empty() {
-                                note.push(format!("flags {}", c.flags));
-                            }
-                            Some(Point {
-                                y: s.median,
-                                low: s.ci95.map(|(lo, _)| lo.max(0.0)),
-                                high: s.ci95.map(|(_, hi)| hi),
-                                note,
-                            })
-                        })
-                        .collect(),
-                })
-                .filter(|s| s.points.iter().any(Option::is_some))
-                .collect();
-            let chart = Chart {
-                kind: "timeline",
-                y_title: "requests/s (median, 95% CI)".into(),
-                labels: runs.iter().map(|&i| run_label(&site.runs[i])).collect(),
-                series,
-                marks: marks(site, suite, runs),
-            };
-            ((test, conns), chart)
+        .filter_map(|(test, conns)| {
+            let chart = timeline(
+                site,
+                suite,
+                runs,
+                labels,
+                "requests/s (median, 95% CI)",
+                |label, i| {
+                    let c = site.runs[i].cell(&test, conns, label)?;
+                    let s = c.stats.rps?;
+                    let mut note = vec![format!(
+                        "{}: {} requests/s ({} of {} repetitions good)",
+                        label,
+                        thousands(s.median.round() as u64),
+                        s.n,
+                        c.stats.repetitions
+                    )];
+                    if let Some((lo, hi)) = s.ci95 {
+                        note.push(format!(
+                            "95% CI of the mean {} to {}",
+                            thousands(lo.max(0.0).round() as u64),
+                            thousands(hi.round() as u64)
+                        ));
+                    }
+                    if !c.flags.is_empty() {
+                        note.push(format!("flags {}", c.flags));
+                    }
+                    Some(Point {
+                        y: s.median,
+                        low: s.ci95.map(|(lo, _)| lo.max(0.0)),
+                        high: s.ci95.map(|(_, hi)| hi),
+                        note,
+                    })
+                },
+            );
+            chart.map(|chart| ((test, conns), chart))
         })
         .collect()
 }
@@ -241,38 +259,26 @@ pub(crate) fn score_timeline(
     runs: &[usize],
     labels: &[String],
 ) -> Option<Chart> {
-    let series: Vec<Series> = labels
-        .iter()
-        .map(|label| Series {
-            label: label.clone(),
-            color: site.color(label),
-            colors: Vec::new(),
-            points: runs
-                .iter()
-                .map(|&i| {
-                    let scores = &site.scores[i];
-                    let s = scores.of(label)?;
-                    Some(Point {
-                        y: s.score,
-                        low: Some(s.low),
-                        high: Some(s.high),
-                        note: vec![
-                            format!("{label}: {}", score_text(s.score, s.low, s.high)),
-                            format!("over {} of {} cells", s.cells, scores.rows),
-                        ],
-                    })
-                })
-                .collect(),
-        })
-        .filter(|s| s.points.iter().any(Option::is_some))
-        .collect();
-    (!series.is_empty()).then(|| Chart {
-        kind: "timeline",
-        y_title: "composite score (1 = leads every cell)".into(),
-        labels: runs.iter().map(|&i| run_label(&site.runs[i])).collect(),
-        series,
-        marks: marks(site, suite, runs),
-    })
+    timeline(
+        site,
+        suite,
+        runs,
+        labels,
+        "composite score (1 = leads every cell)",
+        |label, i| {
+            let scores = &site.scores[i];
+            let s = scores.of(label)?;
+            Some(Point {
+                y: s.score,
+                low: Some(s.low),
+                high: Some(s.high),
+                note: vec![
+                    format!("{label}: {}", score_text(s.score, s.low, s.high)),
+                    format!("over {} of {} cells", s.cells, scores.rows),
+                ],
+            })
+        },
+    )
 }
 
 /// A run's scores as bars, best first, each in its server's colour; None
