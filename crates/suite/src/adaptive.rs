@@ -9,36 +9,13 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Deserialize;
+pub use netbench_records::adaptive::Adaptive;
 
 /// Decides whether a cell's repetitions (requests/s) are settled: `target`
 /// is the largest acceptable half-width of the 95% interval relative to the
 /// mean (0.05 for ±5%).
 pub type SettleRule = fn(values: &[f64], target: f64) -> bool;
 
-/// The settings of adaptive repetitions.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Adaptive {
-    /// Rounds every cell gets before any is judged.
-    pub min: u32,
-    /// Rounds no cell goes past.
-    pub max: u32,
-    /// The 95% interval's half-width, relative to the mean, that settles a
-    /// cell.
-    pub target: f64,
-    /// The most time all the cells of a run may take together.
-    pub budget: Duration,
-}
-
-impl Default for Adaptive {
-    fn default() -> Self {
-        Adaptive {
-            min: 3,
-            max: 10,
-            target: 0.05,
-            budget: Duration::from_secs(25 * 60),
-        }
-    }
-}
 
 /// The `[auto]` table of a suite file; every field optional.
 #[derive(Debug, Default, Deserialize)]

@@ -124,7 +124,7 @@ impl Session {
         };
         let network = namespace
             .as_ref()
-            .map_or_else(NetworkPath::loopback, |ns| ns.path.clone());
+            .map_or_else(crate::netns::loopback_path, |ns| ns.path.clone());
         // Any free port will do inside a fresh namespace too.
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
         let addr = SocketAddr::new(network.server_addr, port);

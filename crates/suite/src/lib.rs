@@ -17,6 +17,7 @@ pub mod netns;
 pub mod noise;
 pub mod placement;
 pub mod postgres;
+pub mod records_of;
 mod runner;
 pub mod sampler;
 mod server;

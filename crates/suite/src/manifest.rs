@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
+pub use netbench_records::server::{Model, Offer, Tier};
 
 /// How long a build or test step may take when its manifest does not say:
 /// long enough for a cold Maven or cargo build on two cores, short enough
@@ -115,25 +116,6 @@ pub struct ServerManifest {
 /// default `cell_timeout` of 5 minutes.
 pub const WARM_MIN_LIMIT: Duration = Duration::from_secs(180);
 
-/// An optional part of the contract (contract/CONTRACT.md, version 1.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Offer {
-    /// `GET /db` and `GET /db/list`, read from PostgreSQL.
-    Db,
-    /// `GET /ws`, WebSocket echo.
-    Ws,
-}
-
-impl Offer {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Offer::Db => "db",
-            Offer::Ws => "ws",
-        }
-    }
-}
-
 impl ServerManifest {
     pub fn offers(&self, part: Offer) -> bool {
         self.offers.contains(&part)
@@ -159,69 +141,6 @@ pub struct Variant {
     pub tier: Tier,
 }
 
-/// How a server spreads connections over threads and processes
-/// (contract/CONTRACT.md, "Manifest"). A closed list: a report groups and
-/// colours by it, so a typo must fail the manifest, not make a new group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Model {
-    /// An OS thread per connection, blocking I/O.
-    ThreadPerConnection,
-    /// A bounded pool of OS threads takes requests, blocking I/O.
-    ThreadPool,
-    /// One thread running one event loop.
-    EventLoop,
-    /// One event loop per core, each connection owned by one loop.
-    EventLoopsPerCore,
-    /// Async tasks on a work-stealing pool of threads (tokio multi-thread).
-    WorkStealing,
-    /// Runtime-scheduled lightweight threads over a poller (goroutines, GHC).
-    GreenThreads,
-    /// JVM virtual threads, a thread per request on few carriers.
-    VirtualThreads,
-    /// Coroutines suspended on I/O, resumed on a dispatcher's threads.
-    Coroutines,
-    /// Several processes, each with its own loop or threads.
-    Processes,
-}
-
-impl Model {
-    pub const ALL: [Model; 9] = [
-        Model::ThreadPerConnection,
-        Model::ThreadPool,
-        Model::EventLoop,
-        Model::EventLoopsPerCore,
-        Model::WorkStealing,
-        Model::GreenThreads,
-        Model::VirtualThreads,
-        Model::Coroutines,
-        Model::Processes,
-    ];
-
-    /// The name as written in a manifest.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Model::ThreadPerConnection => "thread-per-connection",
-            Model::ThreadPool => "thread-pool",
-            Model::EventLoop => "event-loop",
-            Model::EventLoopsPerCore => "event-loops-per-core",
-            Model::WorkStealing => "work-stealing",
-            Model::GreenThreads => "green-threads",
-            Model::VirtualThreads => "virtual-threads",
-            Model::Coroutines => "coroutines",
-            Model::Processes => "processes",
-        }
-    }
-}
-
-/// Whether settings are the framework's defaults or documented tuning.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Tier {
-    #[default]
-    Default,
-    Tuned,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {

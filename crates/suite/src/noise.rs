@@ -10,51 +10,21 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 
 use crate::placement::pin_current_thread;
 use crate::sampler::sample_group;
+pub use netbench_records::noise::{Noise, QUIET_THRESHOLD_CORES};
 
 /// Iterations of one probe trial: about a millisecond on a current core.
 const PROBE_ITERS: u32 = 300_000;
 /// Trials per probe; the median is kept, so one preempted trial does not
 /// move it.
 const PROBE_TRIALS: usize = 7;
-/// Busy cores outside netbench and the server above which a machine is not
-/// quiet enough to start a cell.
-pub const QUIET_THRESHOLD_CORES: f64 = 0.25;
 /// The longest the runner waits for quiet before a cell.
 pub const QUIET_MAX_WAIT: Duration = Duration::from_secs(10);
 /// How long each look at the machine's load lasts.
 const QUIET_WINDOW: Duration = Duration::from_millis(250);
 
-/// The noise facts of one cell, stored with its measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct Noise {
-    /// Nanoseconds one probe trial took on the server's CPUs: the mean of
-    /// the probes before and after the cell. Larger means a slower machine.
-    pub probe_server_ns: f64,
-    /// The same on the client's CPUs.
-    pub probe_client_ns: f64,
-    /// Nanoseconds of one fixed exchange over loopback between the server's
-    /// CPUs and the client's (`loopback_probe`), the mean of before and
-    /// after the cell. None for measurements made before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe_loopback_ns: Option<f64>,
-    /// How much the server-CPU probe moved from before to after the cell
-    /// (after ÷ before − 1): the machine changed speed during the cell.
-    pub probe_drift: f64,
-    /// Share of the machine's CPU time the host took (steal) while the
-    /// cell ran.
-    pub steal: f64,
-    /// Cores kept busy by anything but netbench and the server while the
-    /// cell ran.
-    pub other_busy_cores: f64,
-    /// The same, in the last look before the cell started.
-    pub other_busy_before_cores: f64,
-    /// How long the runner waited for quiet before the cell.
-    pub quiet_wait_s: f64,
-}
 
 /// One probe trial's work: integer arithmetic and a table in L1, nothing a
 /// compiler can fold away. Its time moves with the core's speed, the host's

@@ -291,10 +291,12 @@ fn prepare(
     obs: &mut dyn Observer,
 ) -> Result<ServerRecord, Box<Excluded>> {
     let label = t.label();
+    let manifest_toml = std::fs::read_to_string(t.dir.join("server.toml")).unwrap_or_default();
     let mut record = ServerRecord {
         server: t.manifest.name.clone(),
         variant: t.variant.clone(),
-        manifest_toml: std::fs::read_to_string(t.dir.join("server.toml")).unwrap_or_default(),
+        facts: crate::records_of::server_facts(&manifest_toml, &t.variant),
+        manifest_toml,
         build_status: BuildStatus::Skipped,
         build_s: 0.0,
         artefact_bytes: None,
@@ -505,6 +507,7 @@ pub fn run_suite(
                 },
                 work_seed: seed_now(),
                 adaptive: suite.adaptive,
+                scenarios: crate::records_of::scenario_records(suite),
             })?;
             (run, HashSet::new())
         }

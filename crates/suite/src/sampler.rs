@@ -14,6 +14,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+pub use netbench_records::sample::Sample;
 
 /// The usual sampling interval: 10 Hz.
 pub const DEFAULT_EVERY: Duration = Duration::from_millis(100);
@@ -28,26 +29,6 @@ pub const MAX_SAMPLES: usize = 36_000;
 /// process on the machine.
 const MIN_EVERY: Duration = Duration::from_millis(1);
 
-/// The resource use of one process group at one moment.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    /// Seconds since sampling started (0 from [`sample_group`] alone).
-    pub t_s: f64,
-    /// User CPU seconds, cumulative, summed over the group.
-    pub cpu_user_s: f64,
-    /// System CPU seconds, cumulative, summed over the group.
-    pub cpu_sys_s: f64,
-    pub rss_bytes: u64,
-    /// Proportional set size: shared pages divided among their sharers, so
-    /// forked workers sharing their parent's memory are not counted twice.
-    pub pss_bytes: u64,
-    pub threads: u32,
-    /// Context switches, cumulative, summed over the group.
-    pub voluntary_ctxt: u64,
-    pub involuntary_ctxt: u64,
-    /// Processes found in the group; 0 when the group is gone.
-    pub processes: u32,
-}
 
 /// Samples every process whose process group is `pgid`.
 ///

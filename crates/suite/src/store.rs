@@ -5,11 +5,13 @@
 
 mod liveness;
 mod open;
-mod records;
+
 mod schema;
 mod timestamp;
+mod typed;
 
-pub use records::*;
+pub use netbench_records::run::*;
+pub use netbench_records::{ScenarioRecord, ServerFacts};
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -265,8 +267,9 @@ impl Store {
     /// that the run is live.
     pub fn begin_run(&self, run: &NewRun) -> Result<i64, StoreError> {
         self.hold_run(None);
-        let id = self
-            .conn
+        let failed = fail(&self.path, "recording the start of a run");
+        let tx = self.write().map_err(&failed)?;
+        let id = tx
             .query_row(
                 "INSERT INTO runs (suite, suite_toml, command, started_at, status, environment,
                                    placement, repetitions, work_seed, adaptive_min, adaptive_max,
@@ -291,7 +294,9 @@ impl Store {
                 ],
                 |row| row.get(0),
             )
-            .map_err(fail(&self.path, "recording the start of a run"))?;
+            .map_err(&failed)?;
+        typed::insert_scenarios(&tx, id, &run.scenarios).map_err(&failed)?;
+        tx.commit().map_err(&failed)?;
         self.hold_run(Some(id));
         Ok(id)
     }
@@ -357,6 +362,8 @@ impl Store {
             ],
         )
         .map_err(&failed)?;
+        typed::write_server_facts(&tx, run, &server.server, &server.variant, &server.facts)
+            .map_err(&failed)?;
         tx.commit().map_err(&failed)
     }
 
@@ -570,6 +577,7 @@ impl Store {
                         repetitions: row.get(9)?,
                         work_seed: row.get::<_, Option<i64>>(10)?.map(|s| s as u64),
                         adaptive: read_adaptive(row, 11)?,
+                        scenarios: Vec::new(),
                         servers: Vec::new(),
                         measurements: Vec::new(),
                     })
@@ -582,13 +590,15 @@ impl Store {
         };
         detail.status = self.live_status(&self.held()?, id, detail.status);
 
+        detail.scenarios = typed::read_scenarios(&tx, id).map_err(&failed)?;
         let mut stmt = tx
-            .prepare(
+            .prepare(&format!(
                 "SELECT server, variant, manifest_toml, build_status, build_s, artefact_bytes,
-                        ready_s, verify, excluded_reason, allocator
+                        ready_s, verify, excluded_reason, allocator, {}
                  FROM servers WHERE run_id = ?1
                  ORDER BY server, variant",
-            )
+                typed::SERVER_FACTS_COLUMNS
+            ))
             .map_err(&failed)?;
         detail.servers = stmt
             .query_map(params![id], |row| {
@@ -603,6 +613,7 @@ impl Store {
                     verify_json: row.get(7)?,
                     excluded_reason: row.get(8)?,
                     allocator: row.get(9)?,
+                    facts: typed::read_server_facts(row, 10)?,
                 })
             })
             .map_err(&failed)?

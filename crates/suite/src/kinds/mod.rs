@@ -4,7 +4,7 @@
 //! plan tweak: idle.rs, storm.rs, sweep.rs (rate-sweep and fixed-rate).
 
 mod engine_run;
-pub mod facts;
+pub use netbench_records::facts;
 mod idle;
 mod storm;
 mod sweep;

@@ -151,7 +151,51 @@ ALTER TABLE measurements ADD COLUMN probe_loopback_ns REAL
 ALTER TABLE measurements ADD COLUMN warmup TEXT
     CHECK (warmup IS NULL OR (json_valid(warmup) AND json_type(warmup, '$.curve') = 'array'));
 "#,
+    // 9: typed records of a run's scenarios and of what each server variant
+    // is (netbench-records' ScenarioRecord and ServerFacts), written when the
+    // run begins so readers never parse the stored suite file or manifests.
+    // Runs stored before get them from those texts in the same step
+    // (`backfill` below).
+    r#"
+CREATE TABLE scenarios (
+    run_id                  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position                INTEGER NOT NULL CHECK (position >= 0),
+    name                    TEXT NOT NULL,
+    kind                    TEXT NOT NULL,
+    endpoint                TEXT NOT NULL,
+    connections             TEXT NOT NULL
+                            CHECK (json_valid(connections) AND json_type(connections) = 'array'),
+    keepalive               INTEGER NOT NULL CHECK (keepalive IN (0, 1)),
+    requests_per_connection INTEGER
+                            CHECK (requests_per_connection IS NULL OR requests_per_connection >= 1),
+    needs                   TEXT CHECK (needs IS NULL OR needs IN ('db', 'ws')),
+    net_placement           TEXT NOT NULL CHECK (net_placement IN ('loopback', 'netns')),
+    net_bandwidth_bps       INTEGER CHECK (net_bandwidth_bps IS NULL OR net_bandwidth_bps > 0),
+    -- The first scenario of the suite measuring the same cells, placement aside.
+    same_cells_as           TEXT NOT NULL,
+    PRIMARY KEY (run_id, position),
+    UNIQUE (run_id, name)
+) STRICT;
+
+ALTER TABLE servers ADD COLUMN language TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN language_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN toolchain TEXT;
+ALTER TABLE servers ADD COLUMN framework TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN framework_version TEXT NOT NULL DEFAULT '';
+-- No CHECK on the names: a model added later must not need a new table.
+ALTER TABLE servers ADD COLUMN model TEXT;
+ALTER TABLE servers ADD COLUMN tier TEXT NOT NULL DEFAULT 'default'
+    CHECK (tier IN ('default', 'tuned'));
+ALTER TABLE servers ADD COLUMN website TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE servers ADD COLUMN offers TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_valid(offers) AND json_type(offers) = 'array');
+"#,
 ];
+
+/// The schema version whose step also fills its new records from the texts
+/// runs stored before it.
+const TYPED_RECORDS: u32 = 9;
 
 /// The schema version this code reads and writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -196,6 +240,9 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
             continue;
         }
         tx.execute_batch(script).map_err(failed)?;
+        if version == TYPED_RECORDS {
+            super::typed::typed_records(&tx).map_err(failed)?;
+        }
         tx.pragma_update(None, "user_version", version)
             .map_err(failed)?;
         tx.commit().map_err(failed)?;
@@ -220,7 +267,7 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(tables, ["measurements", "runs", "samples", "servers"]);
+        assert_eq!(tables, ["measurements", "runs", "samples", "scenarios", "servers"]);
         // A second pass has nothing to do.
         migrate(&mut conn).unwrap();
         assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);

@@ -38,6 +38,7 @@ fn new_run(suite: &str) -> NewRun {
         repetitions: None,
         work_seed: 7,
         adaptive: None,
+        scenarios: Vec::new(),
     }
 }
 
@@ -53,6 +54,7 @@ fn server(name: &str, variant: &str) -> ServerRecord {
         verify_json: Some(r#"{"passed":12,"failed":0}"#.into()),
         excluded_reason: None,
         allocator: None,
+        facts: ServerFacts::default(),
     }
 }
 
@@ -257,10 +259,29 @@ fn a_file_that_is_not_a_database_is_an_open_error() {
 #[test]
 fn a_run_round_trips_with_servers_measurements_and_samples() {
     let store = Store::open_in_memory().unwrap();
-    let run = new_run("standard");
+    let mut run = new_run("standard");
+    run.environment["tools"] = json!({"go": "go version go1.26.8 linux/amd64"});
+    run.scenarios = crate::records_of::scenario_records(
+        &crate::Suite::parse(
+            "standard",
+            "servers = [\"*\"]\n\
+             [[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [1, 64]\n\
+             [[scenarios]]\nname = \"veth\"\nendpoint = \"blank\"\nconnections = [8]\n\
+             placement = \"netns\"\nbandwidth = \"100mbit\"\n\
+             [[scenarios]]\nname = \"short\"\nendpoint = \"work\"\nconnections = [8]\n\
+             kind = \"short-lived\"\nrequests_per_connection = 3\n\
+             [[scenarios]]\nname = \"db\"\nendpoint = \"db\"\nconnections = [8]\n",
+        )
+        .unwrap(),
+    );
+    assert_eq!(run.scenarios.len(), 4);
     let id = store.begin_run(&run).unwrap();
 
-    let a = server("a", "");
+    let mut a = server("a", "");
+    a.manifest_toml = "name = \"a\"\nlanguage = \"Go\"\nmodel = \"green-threads\"\n\
+                       tier = \"tuned\"\noffers = [\"db\", \"ws\"]\nrun = \"x\"\n"
+        .into();
+    a.facts = crate::records_of::server_facts(&a.manifest_toml, "");
     let mut a_mi = server("a", "mimalloc");
     a_mi.artefact_bytes = None;
     a_mi.ready_s = None;
@@ -276,7 +297,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
     let mut m2 = ok(key("a", "blank", 64, 1), 0);
     m2.key.variant = "mimalloc".into();
     m2.client_bound = false;
-    m2.network = Some(crate::netns::NetworkPath::loopback());
+    m2.network = Some(crate::netns::loopback_path());
     let records = [
         ok(key("a", "blank", 1, 1), 25),
         m2,
@@ -298,6 +319,14 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
     assert_eq!(detail.status, RunStatus::Complete);
     assert_eq!(detail.started_at.len(), "2024-01-01T00:00:00.000Z".len());
     assert!(detail.finished_at.as_deref() >= Some(detail.started_at.as_str()));
+    assert_eq!(detail.scenarios, run.scenarios);
+    // The toolchain came from the run's environment when the server was
+    // recorded.
+    assert_eq!(detail.servers[0].facts.toolchain.as_deref(), Some("1.26.8"));
+    assert_eq!(detail.servers[0].facts.model, Some(crate::Model::GreenThreads));
+    assert_eq!(detail.servers[0].facts.tier, crate::Tier::Tuned);
+    assert_eq!(detail.servers[0].facts.offers.len(), 2);
+    a.facts.toolchain = Some("1.26.8".into());
     // Ordered by server, then variant ("" first).
     assert_eq!(detail.servers, [a, a_mi, b]);
 
@@ -617,6 +646,74 @@ fn opening_a_schema_1_store_to_write_moves_its_seed_to_the_new_column() {
         (Some(4), Some(u64::MAX - 1))
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn issue29_a_store_from_before_typed_records_gets_them_from_its_texts() {
+    let dir = TempDir::new("typed");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let path = dir.0.join("v8.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for script in &super::schema::MIGRATIONS[..8] {
+        conn.execute_batch(script).unwrap();
+    }
+    conn.execute_batch(
+        "PRAGMA user_version = 8;
+         INSERT INTO runs (suite, suite_toml, command, started_at, status, environment, placement)
+         VALUES ('t', 'servers = [\"*\"]
+[[scenarios]]
+name = \"blank\"
+endpoint = \"blank\"
+connections = [10, 100]
+[[scenarios]]
+name = \"idle\"
+kind = \"idle\"
+endpoint = \"blank\"
+connections = [100, 1000]
+', 'c', '2026-11-01T00:00:00Z', 'complete',
+                 '{\"tools\": {\"rustc\": \"rustc 1.95.0 (x 2026-04-14)\"}}', '{}'),
+                ('gone', 'a suite this netbench cannot read [', 'c', '2026-11-01T00:00:00Z',
+                 'complete', '{}', '{}');
+         INSERT INTO servers (run_id, server, variant, manifest_toml, build_status, build_s)
+         VALUES (1, 'r', '', 'name = \"r\"
+language = \"Rust\"
+framework = \"hyper\"
+model = \"work-stealing\"
+run = \"x\"
+', 'ok', 1.0),
+                (2, 'old', '', 'name = \"old\"
+language = \"Go\"
+run = \"x\"
+', 'ok', 1.0);",
+    )
+    .unwrap();
+    drop(conn);
+    // A reader sees the records through its upgraded copy; the file stays
+    // at 8.
+    let read = Store::open_existing(&path).unwrap();
+    let run = read.run(1).unwrap();
+    assert_eq!(
+        run.scenarios.iter().map(|s| (s.name.as_str(), s.kind.as_str())).collect::<Vec<_>>(),
+        [("blank", "throughput"), ("idle", "idle")]
+    );
+    assert_eq!(run.scenarios[1].connections, [100, 1000]);
+    let r = &run.servers[0].facts;
+    assert_eq!((r.language.as_str(), r.framework.as_str()), ("Rust", "hyper"));
+    assert_eq!(r.model, Some(crate::Model::WorkStealing));
+    assert_eq!(r.toolchain.as_deref(), Some("1.95.0"));
+    // A suite file that no longer parses gives no scenarios, not an error;
+    // its server's manifest still gives what it has.
+    let gone = read.run(2).unwrap();
+    assert!(gone.scenarios.is_empty());
+    assert_eq!((gone.servers[0].facts.language.as_str(), gone.servers[0].facts.model), ("Go", None));
+    drop(read);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(super::schema::user_version(&conn).unwrap(), 8);
+    drop(conn);
+    // A writer migrates the file itself, with the same records.
+    let store = Store::open(&path).unwrap();
+    assert_eq!(pragma::<u32>(&store, "user_version"), SCHEMA_VERSION);
+    assert_eq!(store.run(1).unwrap().scenarios, run.scenarios);
 }
 
 /// The files in `dir`, by name, with their bytes and modification times.

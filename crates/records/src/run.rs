@@ -1,11 +1,16 @@
-//! The plain data that goes in and out of the results store.
+//! The plain data that goes in and out of the results store: a run, its
+//! servers, scenarios and measurements.
 
+#[cfg(feature = "sqlite")]
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
+#[cfg(feature = "sqlite")]
 use rusqlite::ToSql;
 
 pub use crate::adaptive::Adaptive;
 pub use crate::noise::Noise;
-pub use crate::sampler::Sample;
+pub use crate::sample::Sample;
+use crate::scenario::ScenarioRecord;
+use crate::server::ServerFacts;
 
 /// Enumerations stored as their lowercase names, so the file reads well in
 /// `sqlite3` and the schema's CHECKs can list them.
@@ -32,12 +37,25 @@ macro_rules! text_enum {
             }
         }
 
+        impl std::str::FromStr for $name {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($text => Ok(Self::$variant),)+
+                    other => Err(format!("{other:?} is not a {}", stringify!($name))),
+                }
+            }
+        }
+
+        #[cfg(feature = "sqlite")]
         impl ToSql for $name {
             fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
                 Ok(self.as_str().into())
             }
         }
 
+        #[cfg(feature = "sqlite")]
         impl FromSql for $name {
             fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
                 match value.as_str()? {
@@ -103,6 +121,8 @@ pub struct NewRun {
     pub work_seed: u64,
     /// Adaptive repetitions as the run uses them; None for a fixed count.
     pub adaptive: Option<Adaptive>,
+    /// The suite's scenarios in its order, as the run uses them.
+    pub scenarios: Vec<ScenarioRecord>,
 }
 
 /// One server variant in a run: how it was built and whether it took part.
@@ -129,6 +149,9 @@ pub struct ServerRecord {
     /// The C-level allocator it ran with (`glibc`, `jemalloc`, `mimalloc`,
     /// `tcmalloc`), checked at start; None for a runtime's own allocator.
     pub allocator: Option<String>,
+    /// What the server variant is (model, tier, language, framework),
+    /// from its manifest when it was recorded.
+    pub facts: ServerFacts,
 }
 
 /// One cell of the run matrix: what a measurement is of.
@@ -192,14 +215,14 @@ pub struct Measurement {
     pub noise: Option<Noise>,
     /// What the scenario's kind measured beyond the engine result (None for
     /// throughput, and for measurements stored before kinds).
-    pub facts: Option<crate::kinds::Facts>,
+    pub facts: Option<crate::facts::Facts>,
     /// The server's process-tree CPU seconds over the measured window (None
     /// before schema 5, or when /proc could not be read).
     pub server_cpu_s: Option<f64>,
     /// Loopback or a namespace over a veth pair, with its addresses, MTU and
     /// bandwidth (None for a failed cell, and before schema 6, when every
     /// cell was on loopback).
-    pub network: Option<crate::netns::NetworkPath>,
+    pub network: Option<crate::network::NetworkPath>,
     /// The warm phase before the measured window, when the suite warms
     /// until steady (None otherwise, and before schema 8).
     pub warmup: Option<WarmUp>,
@@ -277,6 +300,9 @@ pub struct RunDetail {
     pub work_seed: Option<u64>,
     /// Adaptive repetitions as the run used them; None for a fixed count.
     pub adaptive: Option<Adaptive>,
+    /// The suite's scenarios in its order (filled for runs stored before
+    /// they were recorded from the suite file, when it still parses).
+    pub scenarios: Vec<ScenarioRecord>,
     /// Ordered by server, then variant.
     pub servers: Vec<ServerRecord>,
     /// Ordered by cell key.

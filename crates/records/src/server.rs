@@ -1,0 +1,164 @@
+//! What a run records of a server variant beyond its build: its threading
+//! model, tier, language and framework, read from its manifest when the run
+//! recorded it, so readers never parse a stored manifest again.
+
+use serde::{Deserialize, Serialize};
+
+/// How a server spreads connections over threads and processes
+/// (contract/CONTRACT.md, "Manifest"). A closed list: a report groups and
+/// colours by it, so a typo must fail the manifest, not make a new group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    /// An OS thread per connection, blocking I/O.
+    ThreadPerConnection,
+    /// A bounded pool of OS threads takes requests, blocking I/O.
+    ThreadPool,
+    /// One thread running one event loop.
+    EventLoop,
+    /// One event loop per core, each connection owned by one loop.
+    EventLoopsPerCore,
+    /// Async tasks on a work-stealing pool of threads (tokio multi-thread).
+    WorkStealing,
+    /// Runtime-scheduled lightweight threads over a poller (goroutines, GHC).
+    GreenThreads,
+    /// JVM virtual threads, a thread per request on few carriers.
+    VirtualThreads,
+    /// Coroutines suspended on I/O, resumed on a dispatcher's threads.
+    Coroutines,
+    /// Several processes, each with its own loop or threads.
+    Processes,
+}
+
+impl Model {
+    pub const ALL: [Model; 9] = [
+        Model::ThreadPerConnection,
+        Model::ThreadPool,
+        Model::EventLoop,
+        Model::EventLoopsPerCore,
+        Model::WorkStealing,
+        Model::GreenThreads,
+        Model::VirtualThreads,
+        Model::Coroutines,
+        Model::Processes,
+    ];
+
+    /// The name as written in a manifest.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Model::ThreadPerConnection => "thread-per-connection",
+            Model::ThreadPool => "thread-pool",
+            Model::EventLoop => "event-loop",
+            Model::EventLoopsPerCore => "event-loops-per-core",
+            Model::WorkStealing => "work-stealing",
+            Model::GreenThreads => "green-threads",
+            Model::VirtualThreads => "virtual-threads",
+            Model::Coroutines => "coroutines",
+            Model::Processes => "processes",
+        }
+    }
+}
+
+/// Whether settings are the framework's defaults or documented tuning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    #[default]
+    Default,
+    Tuned,
+}
+
+/// An optional part of the contract (contract/CONTRACT.md, version 1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Offer {
+    /// `GET /db` and `GET /db/list`, read from PostgreSQL.
+    Db,
+    /// `GET /ws`, WebSocket echo.
+    Ws,
+}
+
+impl Offer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Offer::Db => "db",
+            Offer::Ws => "ws",
+        }
+    }
+}
+
+
+impl Model {
+    /// A model's name as a manifest writes it; None for a name this
+    /// netbench does not know.
+    pub fn parse(name: &str) -> Option<Model> {
+        Model::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Default => "default",
+            Tier::Tuned => "tuned",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Tier> {
+        [Tier::Default, Tier::Tuned]
+            .into_iter()
+            .find(|t| t.as_str() == name)
+    }
+}
+
+impl Offer {
+    pub const ALL: [Offer; 2] = [Offer::Db, Offer::Ws];
+
+    pub fn parse(name: &str) -> Option<Offer> {
+        Offer::ALL.into_iter().find(|o| o.as_str() == name)
+    }
+}
+
+/// What a server variant is, from its manifest (and, for the toolchain, the
+/// run's environment), recorded with it when the run records the server.
+/// A manifest stored by an older netbench may lack what today's requires
+/// (its model): the fields it has are still filled.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerFacts {
+    pub language: String,
+    /// The oldest version the code needs, from the manifest ("" if unsaid).
+    pub language_version: String,
+    /// The version of the toolchain that built and ran it this time ("1.26.8"),
+    /// when the run's environment names it.
+    pub toolchain: Option<String>,
+    pub framework: String,
+    pub framework_version: String,
+    /// The variant's own model, else the server's; None when the manifest
+    /// names none this netbench knows.
+    pub model: Option<Model>,
+    /// A variant's tier is its own: it does not inherit the server's.
+    pub tier: Tier,
+    pub website: String,
+    /// The variant's description, else the server's.
+    pub description: String,
+    /// The contract's optional parts it serves (CONTRACT.md, version 1.1).
+    pub offers: Vec<Offer>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_read_back_as_what_they_name() {
+        for m in Model::ALL {
+            assert_eq!(Model::parse(m.as_str()), Some(m));
+        }
+        for o in Offer::ALL {
+            assert_eq!(Offer::parse(o.as_str()), Some(o));
+        }
+        assert_eq!(Tier::parse("tuned"), Some(Tier::Tuned));
+        assert_eq!(Model::parse("event-loops"), None);
+        assert_eq!(Tier::parse("fast"), None);
+    }
+}
