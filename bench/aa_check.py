@@ -13,7 +13,7 @@ the machine moved between the runs in a way those figures did not correct.
 
 It also counts `netbench compare`'s own verdicts (requests/s and p99), beyond
 the run-wide shift (its default) and as measured (--absolute), and checks the
-table's tiers the same way (crates/report/examples/aa_tiers.rs): each cell's
+table's tiers the same way (crates/netbench/examples/aa_tiers.rs): each cell's
 odd repetitions against its even ones within a run, and its repetitions in
 run A against those in run B, tiered as the table tiers a row; a correct
 method splits at most about 5% of those rows.
@@ -140,7 +140,7 @@ def main():
     print()
     print(out.stdout)
     # The tiers, on the same two runs.
-    tiers = subprocess.run(["cargo", "run", "--release", "-q", "-p", "netbench-report",
+    tiers = subprocess.run(["cargo", "run", "--release", "-q", "-p", "netbench",
                             "--example", "aa_tiers", "--", db, str(ra), str(rb)], cwd=ROOT)
     if tiers.returncode != 0:
         sys.exit(f"aa_check: aa_tiers exited {tiers.returncode}")

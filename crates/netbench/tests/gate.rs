@@ -73,6 +73,7 @@ fn record(store: &Store, spec: &RunSpec<'_>) -> i64 {
             repetitions: Some(spec.repetitions),
             work_seed: 1,
             adaptive: None,
+            scenarios: netbench_suite::records_of::scenario_records_of_text("gate", SUITE),
         })
         .unwrap();
     for s in 0..spec.servers {
@@ -91,6 +92,7 @@ fn record(store: &Store, spec: &RunSpec<'_>) -> i64 {
                     verify_json: None,
                     excluded_reason: None,
                     allocator: None,
+                    facts: Default::default(),
                 },
             )
             .unwrap();

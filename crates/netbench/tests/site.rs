@@ -82,6 +82,7 @@ fn stored_run(
             repetitions: None,
             work_seed: 1,
             adaptive: None,
+            scenarios: netbench_suite::records_of::scenario_records_of_text(suite, SUITE),
         })
         .unwrap();
     for &(name, variant, manifest, speed) in servers {
@@ -99,6 +100,7 @@ fn stored_run(
                     verify_json: None,
                     excluded_reason: None,
                     allocator: None,
+                    facts: netbench_suite::records_of::server_facts(manifest, variant),
                 },
             )
             .unwrap();

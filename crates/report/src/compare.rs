@@ -15,7 +15,7 @@ use crate::kinds::{median, per_connection};
 use crate::model::{Repetition, RepetitionFigures, Report, RunInfo};
 use crate::significance::{mann_whitney_p, smallest_p, welch_change_ci, ALPHA};
 use crate::stats::{summarize, Summary};
-use netbench_suite::kinds::Facts;
+use netbench_records::facts::Facts;
 
 /// How the comparison decides, in words, for every output.
 pub const METHOD: &str = "Mann–Whitney U test (two-sided, exact for small samples) over the \

@@ -188,7 +188,7 @@ fn formula_safe(s: &str) -> String {
 mod tests {
     use super::{field, write_csv};
     use crate::kinds::testing::{load_result, measurement, run};
-    use netbench_suite::store::{ProcessUse, WarmUp};
+    use netbench_records::{ProcessUse, WarmUp};
 
     /// Issue 28: a cell's tier, a server's start-up and the run's process
     /// mode follow the repetitions, with the fields they are not about left

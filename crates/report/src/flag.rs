@@ -141,9 +141,9 @@ impl Flag {
 
 /// Cores kept busy by other processes during a repetition from which its
 /// cell is marked [`Flag::Loaded`]: twice the runner's quiet threshold
-/// (`netbench_suite::noise::QUIET_THRESHOLD_CORES`), so a cell that started
+/// (`netbench_records::noise::QUIET_THRESHOLD_CORES`), so a cell that started
 /// quiet and then shared its CPUs with half a core of something else says so.
-pub const LOADED_CORES: f64 = 2.0 * netbench_suite::noise::QUIET_THRESHOLD_CORES;
+pub const LOADED_CORES: f64 = 2.0 * netbench_records::noise::QUIET_THRESHOLD_CORES;
 
 /// The legend of the measured flags, under every table of a stored run.
 pub(crate) fn measured_legend() -> String {

@@ -110,7 +110,7 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
         .iter()
         .map(|s| (s.label.clone(), s.color.clone().into()))
         .collect();
-    let models: serde_json::Map<String, serde_json::Value> = netbench_suite::Model::ALL
+    let models: serde_json::Map<String, serde_json::Value> = netbench_records::Model::ALL
         .iter()
         .map(|&m| Some(m))
         .chain([None])

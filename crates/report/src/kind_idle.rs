@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use netbench_suite::kinds::{Facts, IdleFacts};
-use netbench_suite::store::RunDetail;
+use netbench_records::facts::{Facts, IdleFacts};
+use netbench_records::RunDetail;
 use serde::Serialize;
 
 use crate::format::{bytes, thousands};
@@ -95,7 +95,7 @@ fn row_of(
                 .iter()
                 .filter_map(|f| f.levels.iter().find(|l| l.connections == c))
                 .collect();
-            let med = |v: &dyn Fn(&netbench_suite::kinds::IdleLevelFacts) -> f64| {
+            let med = |v: &dyn Fn(&netbench_records::facts::IdleLevelFacts) -> f64| {
                 median(at.iter().map(|l| v(l)))
             };
             Some(IdleLevelRow {
@@ -246,7 +246,7 @@ pub(crate) fn section(rows: &[IdleRow]) -> Option<KindSection> {
 mod tests {
     use super::*;
     use crate::kinds::testing::{failed, measurement, run};
-    use netbench_suite::kinds::{IdleLevelFacts, LineFit};
+    use netbench_records::facts::{IdleLevelFacts, LineFit};
 
     fn idle(slope: f64, pss_at_100: u64, threads: u32) -> Facts {
         let level = |connections: u32, pss_bytes: u64| IdleLevelFacts {

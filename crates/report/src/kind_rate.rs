@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use netbench_suite::kinds::{Facts, FixedRateFacts, SweepFacts};
-use netbench_suite::store::RunDetail;
+use netbench_records::facts::{Facts, FixedRateFacts, SweepFacts};
+use netbench_records::RunDetail;
 use serde::Serialize;
 
 use crate::format::{format_duration_ns, thousands};
@@ -90,7 +90,7 @@ pub(crate) fn sweep_rows(
             let steps = (0..n)
                 .filter_map(|i| {
                     let at: Vec<_> = f.iter().filter_map(|s| s.steps.get(i)).collect();
-                    let med = |v: &dyn Fn(&netbench_suite::kinds::SweepStep) -> f64| {
+                    let med = |v: &dyn Fn(&netbench_records::facts::SweepStep) -> f64| {
                         median(at.iter().map(|s| v(s)))
                     };
                     Some(SweepStepRow {
@@ -122,7 +122,7 @@ pub(crate) fn sweep_rows(
                     // under an earlier rule read as the current one does.
                     median_knee(
                         f.iter()
-                            .map(|s| netbench_suite::kinds::knee(&s.steps, s.slo_p99_ns)),
+                            .map(|s| netbench_records::facts::knee(&s.steps, s.slo_p99_ns)),
                     )
                 },
                 slo_p99_ns: f.first().map(|s| s.slo_p99_ns),
@@ -350,7 +350,7 @@ pub(crate) fn fixed_section(fixed: &[FixedRateRow]) -> Option<KindSection> {
 mod tests {
     use super::*;
     use crate::kinds::testing::{measurement, run};
-    use netbench_suite::kinds::SweepStep;
+    use netbench_records::facts::SweepStep;
 
     fn sweep(peak: f64, knee: Option<f64>) -> Facts {
         let step = |fraction: f64, p99_ms: f64| SweepStep {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use netbench_engine::LoadResult;
-use netbench_suite::store::{MeasurementStatus, RunDetail};
+use netbench_records::{MeasurementStatus, RunDetail};
 use serde::Serialize;
 
 use crate::format::thousands;
@@ -56,7 +56,7 @@ pub(crate) fn groups(
     // Requests/s of every good repetition by (scenario, connections, server).
     let mut rps: BTreeMap<(String, u32, String), Vec<f64>> = BTreeMap::new();
     let mut wanted: Vec<(String, u32)> = Vec::new();
-    let endpoint_of = |test: &str| scenarios.get(test).map_or("", |s| s.endpoint);
+    let endpoint_of = |test: &str| scenarios.get(test).map_or("", |s| s.endpoint.as_str());
     for m in &run.measurements {
         let kind = kind_of(m, scenarios);
         if kind == "short-lived" {
@@ -201,7 +201,7 @@ pub(crate) fn section(groups: &[ShortGroup]) -> Option<KindSection> {
 mod tests {
     use super::*;
     use crate::kinds::testing::{load_result, measurement, run};
-    use netbench_suite::kinds::{Facts, ShortLivedFacts};
+    use netbench_records::facts::{Facts, ShortLivedFacts};
 
     #[test]
     fn each_k_sits_next_to_keep_alive_of_the_same_endpoint() {

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use netbench_suite::kinds::{Facts, StormFacts};
-use netbench_suite::store::RunDetail;
+use netbench_records::facts::{Facts, StormFacts};
+use netbench_records::RunDetail;
 use serde::Serialize;
 
 use crate::format::{format_duration_ns, thousands};

@@ -7,9 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use netbench_suite::kinds::{Facts, Kind};
-use netbench_suite::store::{Measurement, MeasurementStatus, RunDetail};
-use netbench_suite::Suite;
+use netbench_records::facts::Facts;
+use netbench_records::{Measurement, MeasurementStatus, RunDetail};
 use serde::Serialize;
 
 use crate::kind_idle::IdleRow;
@@ -19,42 +18,49 @@ use crate::kind_storm::StormRow;
 use crate::stats::summarize;
 use crate::suite_table::label;
 
-/// What the suite file says of one scenario, as far as the reports need it.
+/// What the run recorded of one scenario, as far as the reports need it.
 #[derive(Debug, Clone)]
 pub(crate) struct ScenarioInfo {
     /// Its place in the suite file.
     pub order: usize,
     pub kind: &'static str,
-    pub endpoint: &'static str,
+    pub endpoint: String,
     pub keepalive: bool,
     pub requests_per_connection: Option<u32>,
 }
 
-/// The run's scenarios by name, from the suite file it stored (empty when
-/// that no longer parses: then the facts alone tell the kinds apart).
+/// The kinds a suite can name, as they are spelled.
+const KINDS: [&str; 7] = [
+    "throughput",
+    "idle",
+    "storm",
+    "short-lived",
+    "rate-sweep",
+    "fixed-rate",
+    "pipelined",
+];
+
+/// The run's scenarios by name, from its scenario records (empty for a run
+/// stored by an older netbench whose suite file no longer parses: then the
+/// facts alone tell the kinds apart).
 pub(crate) fn scenarios(run: &RunDetail) -> BTreeMap<String, ScenarioInfo> {
-    let Ok(suite) = Suite::parse(&run.suite, &run.suite_toml) else {
-        return BTreeMap::new();
-    };
-    suite
-        .scenarios
+    run.scenarios
         .iter()
         .enumerate()
         .map(|(order, sc)| {
-            let requests_per_connection = match sc.kind {
-                Kind::ShortLived {
-                    requests_per_connection,
-                } => Some(requests_per_connection),
-                _ => None,
-            };
             (
                 sc.name.clone(),
                 ScenarioInfo {
                     order,
-                    kind: sc.kind.name(),
-                    endpoint: sc.endpoint.name(),
+                    // A kind a later netbench added reads as throughput:
+                    // its cells show with the closed-loop ones.
+                    kind: KINDS
+                        .into_iter()
+                        .find(|k| *k == sc.kind)
+                        .unwrap_or("throughput"),
+                    endpoint: sc.endpoint.clone(),
                     keepalive: sc.keepalive,
-                    requests_per_connection,
+                    requests_per_connection: sc.requests_per_connection,
                 },
             )
         })
@@ -325,9 +331,10 @@ pub(crate) fn per_connection(bytes: f64) -> String {
 #[cfg(test)]
 pub(crate) mod testing {
     //! Synthetic stored runs for the kinds' row tests.
-    use netbench_suite::kinds::Facts;
-    use netbench_suite::store::{
-        BuildStatus, CellKey, Measurement, MeasurementStatus, RunDetail, RunStatus, ServerRecord,
+    use netbench_records::facts::Facts;
+    use netbench_records::{
+        fixtures, Bandwidth, CellKey, Measurement, MeasurementStatus, NetPlacement, Offer,
+        RunDetail, ScenarioRecord,
     };
 
     /// A good measurement of `scenario` with `facts`.
@@ -373,36 +380,74 @@ pub(crate) mod testing {
         }
     }
 
+    /// The scenario records a run of this suite text would have stored: a
+    /// test's shorthand for writing them out, reading only the fields the
+    /// reports use (the suite crate's parser is what runs use).
+    pub fn scenarios_of(suite_toml: &str) -> Vec<ScenarioRecord> {
+        let table: toml::Table = toml::from_str(suite_toml).expect("a test's suite text");
+        let text = |t: &toml::Table, k: &str, d: &str| {
+            t.get(k).and_then(|v| v.as_str()).unwrap_or(d).to_string()
+        };
+        let mut out: Vec<ScenarioRecord> = Vec::new();
+        let none = Vec::new();
+        let listed = table.get("scenarios").and_then(|s| s.as_array()).unwrap_or(&none);
+        for (position, t) in listed.iter().enumerate() {
+            let t = t.as_table().unwrap();
+            let endpoint = text(t, "endpoint", "blank");
+            let mut r = ScenarioRecord {
+                position: position as u32,
+                name: text(t, "name", ""),
+                kind: text(t, "kind", "throughput"),
+                connections: t["connections"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_integer().unwrap() as u32)
+                    .collect(),
+                keepalive: t.get("keepalive").and_then(|v| v.as_bool()).unwrap_or(true),
+                requests_per_connection: t
+                    .get("requests_per_connection")
+                    .and_then(|v| v.as_integer())
+                    .map(|n| n as u32),
+                needs: match endpoint.as_str() {
+                    "db" | "db-list" => Some(Offer::Db),
+                    "ws" => Some(Offer::Ws),
+                    _ => None,
+                },
+                endpoint,
+                placement: match text(t, "placement", "loopback").as_str() {
+                    "netns" => NetPlacement::Netns,
+                    _ => NetPlacement::Loopback,
+                },
+                bandwidth: t.get("bandwidth").map(|b| {
+                    let b = b.as_str().unwrap();
+                    let gbit: u64 = b.strip_suffix("gbit").unwrap().parse().unwrap();
+                    Bandwidth {
+                        bits_per_s: gbit * 1_000_000_000,
+                    }
+                }),
+                same_cells_as: String::new(),
+            };
+            let same = |a: &ScenarioRecord, b: &ScenarioRecord| {
+                (&a.kind, &a.endpoint, &a.connections, a.keepalive, a.requests_per_connection)
+                    == (&b.kind, &b.endpoint, &b.connections, b.keepalive, b.requests_per_connection)
+            };
+            r.same_cells_as = out
+                .iter()
+                .find(|o| same(o, &r))
+                .map_or_else(|| r.name.clone(), |o| o.name.clone());
+            out.push(r);
+        }
+        out
+    }
+
     /// A run of `suite_toml` with servers a and b.
     pub fn run(suite_toml: &str, measurements: Vec<Measurement>) -> RunDetail {
-        let server = |name: &str| ServerRecord {
-            server: name.into(),
-            variant: String::new(),
-            manifest_toml: String::new(),
-            build_status: BuildStatus::Ok,
-            build_s: 0.0,
-            artefact_bytes: None,
-            ready_s: None,
-            verify_json: None,
-            excluded_reason: None,
-            allocator: None,
-        };
         RunDetail {
-            id: 1,
-            suite: "t".into(),
-            // Suite files name their servers; the tests' do not need to.
-            suite_toml: format!("servers = [\"*\"]\n{suite_toml}"),
-            command: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Complete,
-            environment: serde_json::json!({}),
-            placement: serde_json::json!({}),
-            repetitions: None,
-            work_seed: None,
-            adaptive: None,
-            servers: vec![server("a"), server("b")],
+            scenarios: scenarios_of(suite_toml),
+            servers: vec![fixtures::server("a", ""), fixtures::server("b", "")],
             measurements,
+            ..fixtures::run(1, "t")
         }
     }
 
@@ -428,7 +473,7 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
-    use netbench_suite::kinds::{PipelinedFacts, ShortLivedFacts};
+    use netbench_records::facts::{PipelinedFacts, ShortLivedFacts};
 
     #[test]
     fn memory_per_connection_reads_in_the_right_unit() {
@@ -473,7 +518,7 @@ mod tests {
             kind = \"pipelined\"\n\
             [[scenarios]]\nname = \"held\"\nendpoint = \"blank\"\nconnections = [10, 100]\n\
             kind = \"idle\"\nhold = \"1s\"\n";
-        let idle = Facts::Idle(netbench_suite::kinds::IdleFacts {
+        let idle = Facts::Idle(netbench_records::facts::IdleFacts {
             hold_s: 1.0,
             heartbeat_s: None,
             levels: Vec::new(),

@@ -105,8 +105,7 @@ pub(crate) fn placements(r: &Report) -> Option<crate::network::PlacementTable> {
         .flat_map(|t| t.connections.iter().map(|&c| (t.name.clone(), c)))
         .collect();
     crate::network::placement_table(
-        &r.run.suite,
-        &r.run.suite_toml,
+        &r.scenarios,
         &tests,
         &r.columns,
         |test, c, server| r.cell(test, c, server).map(|cell| &cell.stats),

@@ -6,12 +6,9 @@
 use std::collections::BTreeMap;
 
 use netbench_engine::LoadResult;
-use netbench_suite::environment::tool_for_language;
-use netbench_suite::store::{MeasurementStatus, RunDetail, Sample, ServerRecord};
-use netbench_suite::{Model, NetworkPath, Tier};
-use serde::de::value::{Error as DeError, StrDeserializer};
-use serde::de::IntoDeserializer;
-use serde::{Deserialize, Serialize, Serializer};
+use netbench_records::{MeasurementStatus, RunDetail, Sample, ScenarioRecord, ServerRecord};
+use netbench_records::{Model, NetworkPath, Tier};
+use serde::{Serialize, Serializer};
 
 use crate::flag::Flag;
 use crate::kinds::KindSections;
@@ -20,7 +17,7 @@ use crate::spectrum::{decode, spectrum, Spectrum};
 use crate::startup::{start_up, StartUp};
 use crate::stats::summarize;
 use crate::suite_table::{label, run_table, CellStats};
-use netbench_suite::kinds::Facts;
+use netbench_records::facts::Facts;
 
 /// The version of the JSON report's layout; bumped on any breaking change.
 pub const REPORT_FORMAT: &str = "netbench-report/1";
@@ -37,6 +34,10 @@ pub struct Report {
     /// Server labels in column order: by model (in the order of
     /// [`Model::ALL`], unknown last), then by label.
     pub columns: Vec<String>,
+    /// The run's scenarios as it recorded them (not in the JSON: `tests`
+    /// and `kinds` carry what a reader needs of them).
+    #[serde(skip)]
+    pub scenarios: Vec<ScenarioRecord>,
     pub cells: Vec<Cell>,
     pub repetitions: Vec<Repetition>,
     /// The rows of the kinds that are not throughput (idle, storm,
@@ -231,7 +232,7 @@ pub struct Repetition {
     /// steady: fresh or reused process, time to first answer, the curve of
     /// window throughputs, when it settled and its class (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub steady_state: Option<netbench_suite::store::WarmUp>,
+    pub steady_state: Option<netbench_records::WarmUp>,
 }
 
 /// The figures of one good measurement.
@@ -282,7 +283,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         .servers
         .iter()
         .map(|s| {
-            let mut info = server_info(s, &run.environment["tools"]);
+            let mut info = server_info(s);
             info.peak_rss_bytes = peaks.get(&info.label).copied();
             info
         })
@@ -398,6 +399,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         servers,
         tests,
         columns,
+        scenarios: run.scenarios.clone(),
         kinds,
         cells,
         repetitions,
@@ -486,64 +488,26 @@ fn figures(r: &LoadResult, server: Option<ServerUse>) -> RepetitionFigures {
     }
 }
 
-/// What the report shows of a server variant, from the manifest text the
-/// run stored. Read field by field, not as a [`netbench_suite::ServerManifest`]:
-/// a manifest stored by an older netbench may lack what today's requires
-/// (its model), and must still give its language and framework.
-fn server_info(s: &ServerRecord, tools: &serde_json::Value) -> ServerInfo {
-    let manifest: toml::Table = toml::from_str(&s.manifest_toml).unwrap_or_default();
-    let text = |t: &toml::Table, key: &str| -> String {
-        t.get(key)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let variant: Option<&toml::Table> = manifest
-        .get("variants")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_table())
-        .find(|v| !s.variant.is_empty() && text(v, "name") == s.variant);
-    let model = variant
-        .and_then(|v| v.get("model"))
-        .or_else(|| manifest.get("model"))
-        .and_then(|v| v.as_str())
-        .and_then(parse_model);
-    // A variant's tier is its own: it does not inherit the server's.
-    let tier = match variant {
-        Some(v) => v.get("tier"),
-        None => manifest.get("tier"),
-    }
-    .and_then(|v| v.as_str())
-    .and_then(parse_tier)
-    .unwrap_or_default();
-    let language = text(&manifest, "language");
-    let framework_name = text(&manifest, "framework");
-    let framework_version = text(&manifest, "framework_version");
-    let description = match variant {
-        Some(v) => text(v, "description"),
-        None => text(&manifest, "description"),
-    };
-    let toolchain = tool_for_language(&language)
-        .and_then(|t| tools[t].as_str())
-        .and_then(version_in);
+/// What the report shows of a server variant: the facts the run recorded
+/// of it, its build and its verification.
+fn server_info(s: &ServerRecord) -> ServerInfo {
+    let f = &s.facts;
     ServerInfo {
         label: label(&s.server, &s.variant),
-        language_min: text(&manifest, "language_version"),
-        language,
-        toolchain,
-        framework: if framework_version.is_empty() {
-            framework_name.clone()
+        language_min: f.language_version.clone(),
+        language: f.language.clone(),
+        toolchain: f.toolchain.clone(),
+        framework: if f.framework_version.is_empty() {
+            f.framework.clone()
         } else {
-            format!("{framework_name} {framework_version}")
+            format!("{} {}", f.framework, f.framework_version)
         },
-        framework_name,
-        framework_version,
-        model,
-        tier,
-        website: text(&manifest, "website"),
-        description,
+        framework_name: f.framework.clone(),
+        framework_version: f.framework_version.clone(),
+        model: f.model,
+        tier: f.tier,
+        website: f.website.clone(),
+        description: f.description.clone(),
         build_status: s.build_status.as_str().to_string(),
         build_s: s.variant.is_empty().then_some(s.build_s),
         artefact_bytes: s.artefact_bytes,
@@ -553,18 +517,6 @@ fn server_info(s: &ServerRecord, tools: &serde_json::Value) -> ServerInfo {
         verify: s.verify_json.as_deref().map(verify_counts),
         excluded_reason: s.excluded_reason.clone(),
     }
-}
-
-/// A model's name as a manifest writes it; None for a name this netbench
-/// does not know.
-fn parse_model(name: &str) -> Option<Model> {
-    let de: StrDeserializer<'_, DeError> = name.into_deserializer();
-    Model::deserialize(de).ok()
-}
-
-fn parse_tier(name: &str) -> Option<Tier> {
-    let de: StrDeserializer<'_, DeError> = name.into_deserializer();
-    Tier::deserialize(de).ok()
 }
 
 impl ServerInfo {
@@ -578,23 +530,6 @@ impl ServerInfo {
             (None, true) => self.language.clone(),
         }
     }
-}
-
-/// The first version number in a tool's `--version` line:
-/// "go version go1.26.8 linux/amd64" → "1.26.8".
-fn version_in(line: &str) -> Option<String> {
-    line.split_whitespace().find_map(|token| {
-        let t = token.trim_matches(|c: char| "\"'()".contains(c));
-        let t = t
-            .strip_prefix("go")
-            .or_else(|| t.strip_prefix('v'))
-            .unwrap_or(t);
-        let end = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
-        let v = t[..end].trim_end_matches('.');
-        (v.contains('.') && v.starts_with(|c: char| c.is_ascii_digit())).then(|| v.to_string())
-    })
 }
 
 fn verify_counts(json: &str) -> VerifyCounts {
@@ -621,150 +556,67 @@ fn verify_counts(json: &str) -> VerifyCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netbench_records::{fixtures, ServerFacts};
 
-    #[test]
-    fn the_toolchain_version_comes_from_the_tools_own_line() {
-        for (line, v) in [
-            ("go version go1.26.8 linux/amd64", "1.26.8"),
-            ("rustc 1.95.0 (59807616e 2026-04-14)", "1.95.0"),
-            ("openjdk version \"17.0.15\" 2025-04-15", "17.0.15"),
-            ("v20.20.2", "20.20.2"),
-            ("Python 3.11.7", "3.11.7"),
-            ("gcc (Debian 12.2.0-14+deb12u1) 12.2.0", "12.2.0"),
-        ] {
-            assert_eq!(version_in(line).as_deref(), Some(v), "{line}");
+    fn record(server: &str, variant: &str, facts: ServerFacts) -> ServerRecord {
+        ServerRecord {
+            facts,
+            ..fixtures::server(server, variant)
         }
-        assert_eq!(version_in("no version here 7"), None);
     }
 
     #[test]
     fn the_language_shows_the_version_used_and_the_minimum() {
-        let tools = serde_json::json!({ "go": "go version go1.26.8 linux/amd64" });
-        let record = |manifest: &str| ServerRecord {
-            server: "g".into(),
-            variant: String::new(),
-            manifest_toml: manifest.to_string(),
-            build_status: netbench_suite::store::BuildStatus::Ok,
-            build_s: 1.0,
-            artefact_bytes: None,
-            ready_s: None,
-            verify_json: None,
-            excluded_reason: None,
-            allocator: None,
+        let mut go = ServerFacts {
+            language: "Go".into(),
+            language_version: "1.22".into(),
+            toolchain: Some("1.26.8".into()),
+            ..ServerFacts::default()
         };
-        let go = "name = \"g\"\nlanguage = \"Go\"\nlanguage_version = \"1.22\"\n\
-                  framework = \"net/http\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n";
-        let info = server_info(&record(go), &tools);
-        assert_eq!(info.toolchain.as_deref(), Some("1.26.8"));
+        let info = server_info(&record("g", "", go.clone()));
         assert_eq!(info.language_shown(), "Go 1.26.8 (needs 1.22+)");
-        let info = server_info(&record(go), &serde_json::Value::Null);
-        assert_eq!(info.language_shown(), "Go 1.22+");
+        go.toolchain = None;
+        assert_eq!(server_info(&record("g", "", go)).language_shown(), "Go 1.22+");
     }
-
-    fn record(server: &str, variant: &str, manifest: &str) -> ServerRecord {
-        ServerRecord {
-            server: server.into(),
-            variant: variant.into(),
-            manifest_toml: manifest.to_string(),
-            build_status: netbench_suite::store::BuildStatus::Ok,
-            build_s: 1.0,
-            artefact_bytes: None,
-            ready_s: None,
-            verify_json: None,
-            excluded_reason: None,
-            allocator: None,
-        }
-    }
-
-    const ZOO: &str = "name = \"z\"\nlanguage = \"Rust\"\nframework = \"axum\"\n\
-        framework_version = \"0.8\"\ndescription = \"tokio\"\nmodel = \"work-stealing\"\n\
-        website = \"https://github.com/tokio-rs/axum\"\nrun = \"x\"\n\
-        [[variants]]\nname = \"current-thread\"\ndescription = \"one thread\"\n\
-        model = \"event-loop\"\n\
-        [[variants]]\nname = \"tuned\"\ntier = \"tuned\"\nenv = { A = \"1\" }\n";
 
     #[test]
-    fn model_tier_website_and_framework_version_come_from_the_manifest() {
-        let null = serde_json::Value::Null;
-        let base = server_info(&record("z", "", ZOO), &null);
-        assert_eq!(base.model, Some(Model::WorkStealing));
-        assert_eq!(base.tier, Tier::Default);
-        assert_eq!(base.website, "https://github.com/tokio-rs/axum");
+    fn model_tier_website_and_framework_come_from_the_recorded_facts() {
+        let facts = ServerFacts {
+            language: "Rust".into(),
+            framework: "axum".into(),
+            framework_version: "0.8".into(),
+            model: Some(Model::WorkStealing),
+            tier: Tier::Tuned,
+            website: "https://github.com/tokio-rs/axum".into(),
+            description: "tokio".into(),
+            ..ServerFacts::default()
+        };
+        let tuned = server_info(&record("z", "tuned", facts));
+        assert_eq!(tuned.label, "z:tuned");
         assert_eq!(
             (
-                base.framework.as_str(),
-                base.framework_name.as_str(),
-                base.framework_version.as_str()
+                tuned.framework.as_str(),
+                tuned.framework_name.as_str(),
+                tuned.framework_version.as_str()
             ),
             ("axum 0.8", "axum", "0.8")
         );
-        assert_eq!(base.description, "tokio");
-
-        // A variant that sets its own model runs that one.
-        let single = server_info(&record("z", "current-thread", ZOO), &null);
-        assert_eq!(single.label, "z:current-thread");
-        assert_eq!(single.model, Some(Model::EventLoop));
-        assert_eq!(single.tier, Tier::Default);
-        assert_eq!(single.description, "one thread");
-        assert_eq!(single.website, base.website);
-        assert_eq!(single.framework_version, "0.8");
-        // One that does not keeps the server's, and may be tuned.
-        let tuned = server_info(&record("z", "tuned", ZOO), &null);
-        assert_eq!(tuned.model, Some(Model::WorkStealing));
-        assert_eq!(tuned.tier, Tier::Tuned);
-
         let json = serde_json::to_value(&tuned).unwrap();
         assert_eq!(json["model"], "work-stealing");
         assert_eq!(json["tier"], "tuned");
         assert_eq!(json["framework_version"], "0.8");
         assert_eq!(json["peak_rss_bytes"], serde_json::Value::Null);
-    }
-
-    #[test]
-    fn a_manifest_stored_before_models_still_gives_the_rest() {
-        // Stored by an older netbench: no model, tier, website or framework
-        // version; ServerManifest would refuse it now.
-        let old = "name = \"g\"\nlanguage = \"Go\"\nlanguage_version = \"1.22\"\n\
-                   framework = \"net/http\"\ndescription = \"d\"\nrun = \"x\"\n\
-                   [[variants]]\nname = \"procs-1\"\n";
-        assert!(toml::from_str::<netbench_suite::ServerManifest>(old).is_err());
-        for variant in ["", "procs-1"] {
-            let info = server_info(&record("g", variant, old), &serde_json::Value::Null);
-            assert_eq!(info.model, None);
-            assert_eq!(info.tier, Tier::Default);
-            assert_eq!(info.language_shown(), "Go 1.22+");
-            assert_eq!(info.framework, "net/http");
-            assert_eq!(info.framework_version, "");
-            assert_eq!(info.website, "");
-            let json = serde_json::to_value(&info).unwrap();
-            assert_eq!(json["model"], serde_json::Value::Null);
-            assert_eq!(json["tier"], "default");
-        }
-        // A model this netbench does not know is unknown too, not an error;
-        // so is text that is no manifest at all.
-        let future = old.replace("run = ", "model = \"quantum\"\nrun = ");
-        let info = server_info(&record("g", "", &future), &serde_json::Value::Null);
-        assert_eq!((info.model, info.language.as_str()), (None, "Go"));
-        let info = server_info(&record("g", "", "not toml ["), &serde_json::Value::Null);
-        assert_eq!((info.model, info.label.as_str()), (None, "g"));
+        // A server whose manifest named no model this netbench knows.
+        let unknown = server_info(&record("g", "", ServerFacts::default()));
+        let json = serde_json::to_value(&unknown).unwrap();
+        assert_eq!(json["model"], serde_json::Value::Null);
+        assert_eq!(json["tier"], "default");
     }
 
     fn run_of(servers: Vec<ServerRecord>) -> RunDetail {
         RunDetail {
-            id: 1,
-            suite: "t".into(),
-            suite_toml: String::new(),
-            command: "test".into(),
-            started_at: "2026-01-01T00:00:00Z".into(),
-            finished_at: None,
-            status: netbench_suite::store::RunStatus::Complete,
-            environment: serde_json::json!({}),
-            placement: serde_json::json!({}),
-            repetitions: None,
-            work_seed: None,
-            adaptive: None,
             servers,
-            measurements: Vec::new(),
+            ..fixtures::run(1, "t")
         }
     }
 
@@ -798,19 +650,18 @@ mod tests {
 
     #[test]
     fn servers_and_columns_are_ordered_by_model_then_name() {
-        let manifest = |name: &str, model: Option<&str>| {
-            format!(
-                "name = \"{name}\"\nlanguage = \"C\"\nframework = \"f\"\ndescription = \"d\"\n{}run = \"x\"\n",
-                model.map_or(String::new(), |m| format!("model = \"{m}\"\n"))
-            )
+        let of = |model: Option<Model>, tier: Tier| ServerFacts {
+            model,
+            tier,
+            ..ServerFacts::default()
         };
         let servers = vec![
-            record("a-old", "", &manifest("a-old", None)),
-            record("b-loop", "", &manifest("b-loop", Some("event-loop"))),
-            record("c-pool", "", &manifest("c-pool", Some("thread-pool"))),
-            record("z", "", ZOO),
-            record("z", "current-thread", ZOO),
-            record("z", "tuned", ZOO),
+            record("a-old", "", of(None, Tier::Default)),
+            record("b-loop", "", of(Some(Model::EventLoop), Tier::Default)),
+            record("c-pool", "", of(Some(Model::ThreadPool), Tier::Default)),
+            record("z", "", of(Some(Model::WorkStealing), Tier::Default)),
+            record("z", "current-thread", of(Some(Model::EventLoop), Tier::Default)),
+            record("z", "tuned", of(Some(Model::WorkStealing), Tier::Tuned)),
         ];
         let r = build_report(&run_of(servers));
         let order = [

@@ -2,13 +2,14 @@
 //! the notes that say it for each scenario, and the placement table, which
 //! puts the same cells on loopback and over a veth pair (shaped or not) side
 //! by side with the change against loopback. Computed from the stored paths
-//! and the stored suite; the text, Markdown and HTML writers lay it out.
+//! and the run's scenario records; the text, Markdown and HTML writers lay it out.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use netbench_suite::store::RunDetail;
-use netbench_suite::{Bandwidth, NetPlacement, NetworkPath, Scenario, Suite};
+use netbench_records::RunDetail;
+use netbench_records::network::MTU;
+use netbench_records::{Bandwidth, NetPlacement, NetworkPath, ScenarioRecord};
 
 use crate::format::{format_duration_ns, thousands};
 use crate::html::esc;
@@ -28,7 +29,11 @@ fn describe(placement: NetPlacement, mtu: Option<u32>, bandwidth: Option<Bandwid
 
 /// The note for one scenario: its stored path, or what its suite says when
 /// no cell of it stored one (every cell failed).
-fn scenario_path(run: &RunDetail, scenario: &str, suite: Option<&Scenario>) -> Option<String> {
+fn scenario_path(
+    run: &RunDetail,
+    scenario: &str,
+    suite: Option<&ScenarioRecord>,
+) -> Option<String> {
     let stored: Option<&NetworkPath> = run
         .measurements
         .iter()
@@ -38,7 +43,7 @@ fn scenario_path(run: &RunDetail, scenario: &str, suite: Option<&Scenario>) -> O
         (Some(p), _) => Some(describe(p.placement, Some(p.mtu), p.bandwidth)),
         (None, Some(s)) => Some(describe(
             s.placement,
-            (s.placement == NetPlacement::Netns).then_some(netbench_suite::netns::MTU),
+            (s.placement == NetPlacement::Netns).then_some(MTU),
             s.bandwidth,
         )),
         (None, None) => None,
@@ -49,21 +54,18 @@ fn scenario_path(run: &RunDetail, scenario: &str, suite: Option<&Scenario>) -> O
 /// on loopback, MTU 65536."), and how the namespaces were made; nothing for
 /// a run whose servers were all on loopback, which is every run's default.
 pub(crate) fn notes(run: &RunDetail) -> Vec<String> {
-    let suite = Suite::parse(&run.suite, &run.suite_toml).ok();
     let any_netns = run
         .measurements
         .iter()
         .filter_map(|m| m.network.as_ref())
-        .any(|p| p.placement == NetPlacement::Netns)
-        || suite.as_ref().is_some_and(Suite::needs_netns);
+        .map(|p| p.placement)
+        .chain(run.scenarios.iter().map(|s| s.placement))
+        .any(|p| p == NetPlacement::Netns);
     if !any_netns {
         return Vec::new();
     }
     // The suite's order, then any stored scenario it no longer names.
-    let mut names: Vec<String> = suite
-        .iter()
-        .flat_map(|s| s.scenarios.iter().map(|sc| sc.name.clone()))
-        .collect();
+    let mut names: Vec<String> = run.scenarios.iter().map(|sc| sc.name.clone()).collect();
     for m in &run.measurements {
         if !names.contains(&m.key.scenario) {
             names.push(m.key.scenario.clone());
@@ -71,9 +73,7 @@ pub(crate) fn notes(run: &RunDetail) -> Vec<String> {
     }
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for name in names {
-        let of_suite = suite
-            .as_ref()
-            .and_then(|s| s.scenarios.iter().find(|sc| sc.name == name));
+        let of_suite = run.scenarios.iter().find(|sc| sc.name == name);
         let Some(path) = scenario_path(run, &name, of_suite) else {
             continue;
         };
@@ -117,7 +117,7 @@ pub(crate) struct PlacementRow {
 }
 
 /// A placement as a column head.
-fn column(s: &Scenario) -> String {
+fn column(s: &ScenarioRecord) -> String {
     match (s.placement, s.bandwidth) {
         (NetPlacement::Loopback, _) => "loopback".into(),
         (NetPlacement::Netns, None) => "veth".into(),
@@ -125,34 +125,21 @@ fn column(s: &Scenario) -> String {
     }
 }
 
-/// The scenario without its name and placement: two scenarios equal here
-/// measure the same cells in different places.
-fn unplaced(s: &Scenario) -> Scenario {
-    Scenario {
-        name: String::new(),
-        placement: NetPlacement::Loopback,
-        bandwidth: None,
-        ..s.clone()
-    }
-}
-
 /// The placement table of a run, None when no scenario of it was measured
 /// in two places. `tests` are the throughput table's rows (test,
 /// connections), `servers` its columns, `cell` its cells.
 pub(crate) fn placement_table<'a>(
-    suite_name: &str,
-    suite_toml: &str,
+    scenarios: &[ScenarioRecord],
     tests: &[(String, u32)],
     servers: &[String],
     cell: impl Fn(&str, u32, &str) -> Option<&'a CellStats>,
 ) -> Option<PlacementTable> {
-    let suite = Suite::parse(suite_name, suite_toml).ok()?;
-    let mut groups: Vec<(Scenario, Vec<&Scenario>)> = Vec::new();
-    for s in &suite.scenarios {
-        let key = unplaced(s);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
+    // Scenarios that measure the same cells, in the suite's order.
+    let mut groups: Vec<(&str, Vec<&ScenarioRecord>)> = Vec::new();
+    for s in scenarios {
+        match groups.iter_mut().find(|(k, _)| *k == s.same_cells_as) {
             Some((_, members)) => members.push(s),
-            None => groups.push((key, vec![s])),
+            None => groups.push((&s.same_cells_as, vec![s])),
         }
     }
     groups.retain(|(_, members)| {
@@ -307,6 +294,7 @@ pub(crate) fn write_html(b: &mut String, t: &PlacementTable) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::testing::scenarios_of;
     use crate::stats::summarize;
 
     const LAN: &str = r#"
@@ -362,7 +350,7 @@ mod tests {
             ("blank", 1, "b", stats(&[50.0])),
             ("work", 100, "a", stats(&[70.0])),
         ];
-        let t = placement_table("lan", LAN, &tests, &servers, |test, c, s| {
+        let t = placement_table(&scenarios_of(LAN), &tests, &servers, |test, c, s| {
             cells
                 .iter()
                 .find(|(t, cc, ss, _)| *t == test && *cc == c && *ss == s)
@@ -403,7 +391,7 @@ mod tests {
             .replace("placement = \"netns\"", "")
             .replace("bandwidth = \"1gbit\"", "");
         assert_eq!(
-            placement_table("lan", &one, &tests, &servers, |_, _, _| None),
+            placement_table(&scenarios_of(&one), &tests, &servers, |_, _, _| None),
             None
         );
     }
@@ -425,8 +413,12 @@ mod tests {
             m
         };
         let lo = NetworkPath {
+            placement: NetPlacement::Loopback,
+            server_addr: "127.0.0.1".parse().unwrap(),
+            client_addr: "127.0.0.1".parse().unwrap(),
             mtu: 65536,
-            ..NetworkPath::loopback()
+            bandwidth: None,
+            burst_bytes: None,
         };
         let measured = vec![
             at("blank", Some(lo.clone())),
@@ -452,7 +444,7 @@ mod tests {
         assert!(notes_of(plain, vec![at("blank", Some(lo)), at("blank", None)]).is_empty());
     }
 
-    fn notes_of(suite: &str, m: Vec<netbench_suite::store::Measurement>) -> Vec<String> {
+    fn notes_of(suite: &str, m: Vec<netbench_records::Measurement>) -> Vec<String> {
         notes(&crate::kinds::testing::run(suite, m))
     }
 }

@@ -2,45 +2,27 @@
 //! servers do not offer a part the suite measures (their cells are left out,
 //! never failed), and the back end the run started for them.
 
-use netbench_suite::store::RunDetail;
-use netbench_suite::{parse_manifest, Suite};
+use netbench_records::RunDetail;
 
 /// One line per server that does not offer a part the run's scenarios
 /// need: "java-jdk does not offer ws".
 pub(crate) fn not_offered(run: &RunDetail) -> Vec<String> {
-    let Ok(suite) = Suite::parse(&run.suite, &run.suite_toml) else {
-        return Vec::new();
-    };
-    let mut parts: Vec<_> = suite
-        .scenarios
-        .iter()
-        .filter_map(|s| s.endpoint.needs())
-        .collect();
+    let mut parts: Vec<_> = run.scenarios.iter().filter_map(|s| s.needs).collect();
     parts.sort_unstable();
     parts.dedup();
-    let mut out = Vec::new();
-    for s in run
-        .servers
+    run.servers
         .iter()
         .filter(|s| s.excluded_reason.is_none() && s.variant.is_empty())
-    {
-        let Ok(m) = parse_manifest("server.toml".as_ref(), &s.server, &s.manifest_toml) else {
-            continue;
-        };
-        let missing: Vec<&str> = parts
-            .iter()
-            .filter(|&&p| !m.offers(p))
-            .map(|p| p.as_str())
-            .collect();
-        if !missing.is_empty() {
-            out.push(format!(
-                "{} does not offer {}",
-                s.server,
-                missing.join(" or ")
-            ));
-        }
-    }
-    out
+        .filter_map(|s| {
+            let missing: Vec<&str> = parts
+                .iter()
+                .filter(|p| !s.facts.offers.contains(p))
+                .map(|p| p.as_str())
+                .collect();
+            (!missing.is_empty())
+                .then(|| format!("{} does not offer {}", s.server, missing.join(" or ")))
+        })
+        .collect()
 }
 
 /// The run's PostgreSQL, as a sentence, when it started one.
@@ -64,4 +46,35 @@ pub(crate) fn notes(run: &RunDetail) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netbench_records::{fixtures, Offer};
+
+    #[test]
+    fn a_server_that_does_not_offer_a_measured_part_is_named_with_it() {
+        let mut run = fixtures::run(1, "t");
+        let mut ws = fixtures::scenario(0, "ws", &[10]);
+        ws.needs = Some(Offer::Ws);
+        let mut db = fixtures::scenario(1, "db", &[10]);
+        db.needs = Some(Offer::Db);
+        run.scenarios = vec![ws, db, fixtures::scenario(2, "blank", &[10])];
+        let mut both = fixtures::server("both", "");
+        both.facts.offers = vec![Offer::Db, Offer::Ws];
+        let mut db_only = fixtures::server("db-only", "");
+        db_only.facts.offers = vec![Offer::Db];
+        let neither = fixtures::server("neither", "");
+        let mut left_out = fixtures::server("left-out", "");
+        left_out.excluded_reason = Some("build failed".into());
+        run.servers = vec![both, db_only, neither, left_out];
+        assert_eq!(
+            not_offered(&run),
+            ["db-only does not offer ws", "neither does not offer db or ws"]
+        );
+        // A run that measures no optional part names nobody.
+        run.scenarios.truncate(0);
+        assert!(not_offered(&run).is_empty());
+    }
 }

@@ -3,7 +3,7 @@
 //! every chart. Computed here, not in the browser, so the tables, the key and
 //! the charts cannot disagree.
 
-use netbench_suite::Model;
+use netbench_records::Model;
 
 use crate::model::{model_rank, Report};
 

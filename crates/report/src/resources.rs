@@ -1,7 +1,7 @@
 //! What the server used during one measurement, from its /proc samples:
 //! CPU (in cores and per request) and memory (peak RSS and PSS).
 
-use netbench_suite::store::Sample;
+use netbench_records::Sample;
 use serde::Serialize;
 
 /// The server's use of the machine during one measurement.

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use netbench_suite::store::{Measurement, ProcessUse, RunDetail, WarmUp};
+use netbench_records::{Measurement, ProcessUse, RunDetail, WarmUp};
 use serde::Serialize;
 
 use crate::suite_table::label;

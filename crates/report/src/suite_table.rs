@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use netbench_engine::LoadResult;
-use netbench_suite::store::{MeasurementStatus, RunDetail};
-use netbench_suite::Suite;
+use netbench_records::{MeasurementStatus, RunDetail};
 use serde::Serialize;
 
 use crate::flag::{marks, measured_legend, Flag};
@@ -212,22 +211,19 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 /// (see [`crate::kinds`]) and are neither shown here nor counted as failed.
 pub fn run_table(run: &RunDetail) -> RunTable {
     let scenarios = scenarios(run);
-    let mut rows: Vec<(String, u32)> = match Suite::parse(&run.suite, &run.suite_toml) {
-        Ok(s) => s
-            .scenarios
-            .iter()
-            .filter(|sc| in_throughput_tables(sc.kind.name()))
-            .flat_map(|sc| sc.connections.iter().map(move |&c| (sc.name.clone(), c)))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let mut rows: Vec<(String, u32)> = run
+        .scenarios
+        .iter()
+        .filter(|sc| sc.in_throughput_tables())
+        .flat_map(|sc| sc.connections.iter().map(move |&c| (sc.name.clone(), c)))
+        .collect();
     let mut columns: Vec<String> = run
         .servers
         .iter()
         .filter(|s| s.excluded_reason.is_none())
         .map(|s| label(&s.server, &s.variant))
         .collect();
-    let mut raw: BTreeMap<(String, u32, String), Vec<&netbench_suite::store::Measurement>> =
+    let mut raw: BTreeMap<(String, u32, String), Vec<&netbench_records::Measurement>> =
         BTreeMap::new();
     let mut kinds: BTreeMap<(String, u32, String), &'static str> = BTreeMap::new();
     for m in &run.measurements {
@@ -583,8 +579,7 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
         }
     }
     let placements = crate::network::placement_table(
-        &run.suite,
-        &run.suite_toml,
+        &run.scenarios,
         &t.rows,
         &t.columns,
         |test, c, server| t.cells.get(&(test.to_string(), c, server.to_string())),
@@ -633,8 +628,8 @@ pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> 
 mod tests {
     use super::*;
     use crate::kinds::testing::load_result as result;
-    use netbench_suite::store::{
-        BuildStatus, CellKey, Measurement, Noise, RunStatus, ServerRecord,
+    use netbench_records::{
+        CellKey, Measurement, Noise,
     };
 
     fn rep(server: &str, rep: u32, rps: f64, probe: Option<f64>) -> Measurement {
@@ -669,33 +664,13 @@ mod tests {
     }
 
     fn run(measurements: Vec<Measurement>) -> RunDetail {
-        let server = |name: &str| ServerRecord {
-            server: name.into(),
-            variant: String::new(),
-            manifest_toml: String::new(),
-            build_status: BuildStatus::Ok,
-            build_s: 0.0,
-            artefact_bytes: None,
-            ready_s: None,
-            verify_json: None,
-            excluded_reason: None,
-            allocator: None,
-        };
         RunDetail {
-            id: 1,
-            suite: "t".into(),
-            suite_toml: String::new(),
-            command: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            status: RunStatus::Complete,
-            environment: serde_json::json!({}),
-            placement: serde_json::json!({}),
-            repetitions: None,
-            work_seed: None,
-            adaptive: None,
-            servers: vec![server("a"), server("b")],
+            servers: vec![
+                netbench_records::fixtures::server("a", ""),
+                netbench_records::fixtures::server("b", ""),
+            ],
             measurements,
+            ..netbench_records::fixtures::run(1, "t")
         }
     }
 

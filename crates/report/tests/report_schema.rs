@@ -5,9 +5,9 @@
 
 use netbench_engine::LatencySummary;
 use netbench_report::build_report;
-use netbench_suite::kinds::*;
-use netbench_suite::store::*;
-use netbench_suite::{parse_bandwidth, NetPlacement, NetworkPath};
+use netbench_records::facts::*;
+use netbench_records::*;
+use netbench_records::{fixtures, Bandwidth, NetPlacement, NetworkPath, ScenarioRecord};
 use serde_json::Value;
 
 fn validator() -> jsonschema::Validator {
@@ -73,7 +73,9 @@ fn measurement(scenario: &str, connections: u32, facts: Option<Facts>, ok: bool)
             server_addr: "10.213.0.2".parse().unwrap(),
             client_addr: "10.213.0.1".parse().unwrap(),
             mtu: 1500,
-            bandwidth: parse_bandwidth("1gbit").ok(),
+            bandwidth: Some(Bandwidth {
+                bits_per_s: 1_000_000_000,
+            }),
             burst_bytes: Some(125_000),
         }),
         warmup: None,
@@ -98,52 +100,29 @@ fn warm_up() -> WarmUp {
     }
 }
 
-const SUITE: &str = r#"
-servers = ["*"]
-[[scenarios]]
-name = "blank"
-endpoint = "blank"
-connections = [10]
-[[scenarios]]
-name = "held"
-endpoint = "blank"
-connections = [10, 100]
-kind = "idle"
-hold = "1s"
-[[scenarios]]
-name = "held-too"
-endpoint = "blank"
-connections = [10, 100]
-kind = "idle"
-hold = "1s"
-[[scenarios]]
-name = "burst"
-endpoint = "blank"
-connections = [100]
-kind = "storm"
-[[scenarios]]
-name = "k1"
-endpoint = "blank"
-connections = [10]
-kind = "short-lived"
-requests_per_connection = 1
-[[scenarios]]
-name = "sweep"
-endpoint = "blank"
-connections = [10]
-kind = "rate-sweep"
-[[scenarios]]
-name = "fixed"
-endpoint = "blank"
-connections = [10]
-kind = "fixed-rate"
-rate = 500
-[[scenarios]]
-name = "piped"
-endpoint = "blank"
-connections = [10]
-kind = "pipelined"
-"#;
+/// The run's scenarios: (name, kind, connections), in the suite's order.
+const SCENARIOS: [(&str, &str, &[u32]); 8] = [
+    ("blank", "throughput", &[10]),
+    ("held", "idle", &[10, 100]),
+    ("held-too", "idle", &[10, 100]),
+    ("burst", "storm", &[100]),
+    ("k1", "short-lived", &[10]),
+    ("sweep", "rate-sweep", &[10]),
+    ("fixed", "fixed-rate", &[10]),
+    ("piped", "pipelined", &[10]),
+];
+
+fn scenarios() -> Vec<ScenarioRecord> {
+    SCENARIOS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, kind, connections))| ScenarioRecord {
+            kind: kind.to_string(),
+            requests_per_connection: (*kind == "short-lived").then_some(1),
+            ..fixtures::scenario(i as u32, name, connections)
+        })
+        .collect()
+}
 
 fn run() -> RunDetail {
     let level = |connections: u32| IdleLevelFacts {
@@ -213,30 +192,8 @@ fn run() -> RunDetail {
     });
     let piped = Facts::Pipelined(PipelinedFacts { depth: 16 });
     RunDetail {
-        id: 1,
-        suite: "kinds".into(),
-        suite_toml: SUITE.into(),
-        command: String::new(),
-        started_at: "2026-01-01T00:00:00Z".into(),
-        finished_at: None,
-        status: RunStatus::Complete,
-        environment: serde_json::json!({}),
-        placement: serde_json::json!({}),
-        repetitions: None,
-        work_seed: None,
-        adaptive: None,
-        servers: vec![ServerRecord {
-            server: "s".into(),
-            variant: String::new(),
-            manifest_toml: String::new(),
-            build_status: BuildStatus::Ok,
-            build_s: 0.0,
-            artefact_bytes: None,
-            ready_s: None,
-            verify_json: None,
-            excluded_reason: None,
-            allocator: None,
-        }],
+        scenarios: scenarios(),
+        servers: vec![fixtures::server("s", "")],
         measurements: vec![
             Measurement {
                 warmup: Some(warm_up()),
@@ -250,6 +207,7 @@ fn run() -> RunDetail {
             measurement("fixed", 10, Some(fixed), true),
             measurement("piped", 10, Some(piped), true),
         ],
+        ..fixtures::run(1, "kinds")
     }
 }
 

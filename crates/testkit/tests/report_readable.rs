@@ -133,7 +133,6 @@ fn run() -> RunDetail {
             ServerRecord {
                 server: server.into(),
                 variant: variant.into(),
-                manifest_toml: manifest,
                 build_status: BuildStatus::Ok,
                 build_s: 1.0,
                 artefact_bytes: Some(1 << 20),
@@ -141,6 +140,8 @@ fn run() -> RunDetail {
                 verify_json: None,
                 excluded_reason: None,
                 allocator: None,
+                facts: netbench_suite::records_of::server_facts(&manifest, variant),
+                manifest_toml: manifest,
             }
         })
         .collect();
@@ -209,6 +210,7 @@ fn run() -> RunDetail {
         repetitions: None,
         work_seed: None,
         adaptive: None,
+        scenarios: netbench_suite::records_of::scenario_records_of_text("standard", SUITE),
         servers,
         measurements,
     }

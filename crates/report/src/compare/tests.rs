@@ -111,7 +111,7 @@ pub(crate) fn drifted(host: f64, s0: f64) -> (Report, Report) {
         let mut detail = run(suite, ms);
         let template = detail.servers[0].clone();
         detail.servers = (0..6)
-            .map(|i| netbench_suite::store::ServerRecord {
+            .map(|i| netbench_records::ServerRecord {
                 server: format!("s{i}"),
                 ..template.clone()
             })
@@ -219,7 +219,7 @@ fn percent_has_no_negative_zero() {
 #[test]
 fn every_kind_is_compared_by_its_own_figure_in_the_right_direction() {
     use crate::kinds::testing::{measurement, run};
-    use netbench_suite::kinds::{
+    use netbench_records::facts::{
         FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, StormFacts, SweepFacts,
     };
     let suite = "[[scenarios]]\nname = \"held\"\nendpoint = \"blank\"\nconnections = [10, 100]\n\

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use netbench_suite::Model;
+use netbench_records::Model;
 
 use crate::html::{esc, script_json, REPORT_CSS};
 use crate::model::{Report, ServerInfo};

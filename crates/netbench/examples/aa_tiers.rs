@@ -15,7 +15,7 @@
 //! It also prints how many tiers each real row of each run got, so a method
 //! that never splits anything is seen for what it is.
 //!
-//!     cargo run --release -p netbench-report --example aa_tiers -- STORE RUN [RUN...]
+//!     cargo run --release -p netbench --example aa_tiers -- STORE RUN [RUN...]
 //!
 //! `python3 bench/aa_check.py --tiers` runs the `aa` suite and this.
 
