@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use netbench_report::write_run_table;
+use netbench_report::{build_report, write_run_table};
 use netbench_suite::store::{RunStatus, Store};
 use netbench_suite::{run_suite, Event, Observer, Repetitions, RunRequest, Suite};
 
@@ -109,7 +109,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     writeln!(out)?;
-    write_run_table(&mut out, &detail)?;
+    write_run_table(&mut out, &build_report(&detail))?;
     let db = args.store.db.display();
     let db_arg = if args.store.db == Path::new(DEFAULT_DB) {
         String::new()
@@ -244,6 +244,6 @@ pub(crate) fn show(args: ShowArgs) -> Result<u8> {
     let detail = store.run(id)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    write_run_table(&mut out, &detail)?;
+    write_run_table(&mut out, &build_report(&detail))?;
     Ok(exit::OK)
 }

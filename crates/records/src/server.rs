@@ -87,7 +87,6 @@ impl Offer {
     }
 }
 
-
 impl Model {
     /// A model's name as a manifest writes it; None for a name this
     /// netbench does not know.

@@ -154,6 +154,9 @@ pub(crate) mod tests {
             repetitions_override: None,
             work_seed: None,
             notes: Vec::new(),
+            measurements: 0,
+            failed_measurements: 0,
+            control_probe_ns: None,
         }
     }
 

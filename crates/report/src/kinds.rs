@@ -390,7 +390,10 @@ pub(crate) mod testing {
         };
         let mut out: Vec<ScenarioRecord> = Vec::new();
         let none = Vec::new();
-        let listed = table.get("scenarios").and_then(|s| s.as_array()).unwrap_or(&none);
+        let listed = table
+            .get("scenarios")
+            .and_then(|s| s.as_array())
+            .unwrap_or(&none);
         for (position, t) in listed.iter().enumerate() {
             let t = t.as_table().unwrap();
             let endpoint = text(t, "endpoint", "blank");
@@ -429,8 +432,19 @@ pub(crate) mod testing {
                 same_cells_as: String::new(),
             };
             let same = |a: &ScenarioRecord, b: &ScenarioRecord| {
-                (&a.kind, &a.endpoint, &a.connections, a.keepalive, a.requests_per_connection)
-                    == (&b.kind, &b.endpoint, &b.connections, b.keepalive, b.requests_per_connection)
+                (
+                    &a.kind,
+                    &a.endpoint,
+                    &a.connections,
+                    a.keepalive,
+                    a.requests_per_connection,
+                ) == (
+                    &b.kind,
+                    &b.endpoint,
+                    &b.connections,
+                    b.keepalive,
+                    b.requests_per_connection,
+                )
             };
             r.same_cells_as = out
                 .iter()
@@ -588,7 +602,7 @@ mod tests {
             "{csv}"
         );
         let mut text = Vec::new();
-        crate::write_run_table(&mut text, &r).unwrap();
+        crate::write_run_table(&mut text, &crate::build_report(&r)).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("rows: P pipelined"), "{text}");
         assert!(text.contains("#### Idle connections"), "{text}");

@@ -41,6 +41,7 @@ mod startup_view;
 pub mod stats;
 mod suite_table;
 mod summary_view;
+mod terminal_view;
 pub mod tiers;
 mod vendor;
 mod verify_text;
@@ -79,5 +80,6 @@ pub use spectrum::{Spectrum, SpectrumPoint};
 pub use startup::{
     process_mode, start_up, ProcessMode, ServerStartUp, StartCurve, StartUp, UnsettledCell,
 };
-pub use suite_table::{run_table, write_run_table, CellStats, RunTable};
+pub use suite_table::{run_table, CellStats, RunTable};
+pub use terminal_view::write_run_table;
 pub use verify_text::{verify_json, write_verify_text};

@@ -104,12 +104,9 @@ pub(crate) fn placements(r: &Report) -> Option<crate::network::PlacementTable> {
         .iter()
         .flat_map(|t| t.connections.iter().map(|&c| (t.name.clone(), c)))
         .collect();
-    crate::network::placement_table(
-        &r.scenarios,
-        &tests,
-        &r.columns,
-        |test, c, server| r.cell(test, c, server).map(|cell| &cell.stats),
-    )
+    crate::network::placement_table(&r.scenarios, &tests, &r.columns, |test, c, server| {
+        r.cell(test, c, server).map(|cell| &cell.stats)
+    })
 }
 
 /// The allocator study, when the run has one: per server, each allocator's

@@ -16,7 +16,7 @@ use crate::resources::{peak_rss, rss_per_connection, server_use, ServerUse};
 use crate::spectrum::{decode, spectrum, Spectrum};
 use crate::startup::{start_up, StartUp};
 use crate::stats::summarize;
-use crate::suite_table::{label, run_table, CellStats};
+use crate::suite_table::{label, run_table, CellStats, RunTable};
 use netbench_records::facts::Facts;
 
 /// The version of the JSON report's layout; bumped on any breaking change.
@@ -70,6 +70,13 @@ pub struct RunInfo {
     /// Lines under the throughput table: the back end the run started, and
     /// the servers that do not offer an optional part it measures.
     pub notes: Vec<String>,
+    /// Measurements stored, and how many of them failed (every kind).
+    pub measurements: usize,
+    pub failed_measurements: usize,
+    /// The run's median machine-speed probe on the server's CPUs
+    /// (nanoseconds), the reference the normalised figures are scaled to;
+    /// None for a run without the control.
+    pub control_probe_ns: Option<f64>,
 }
 
 /// One server variant: what it is, how it was built, how it fared in
@@ -395,6 +402,13 @@ pub fn build_report(run: &RunDetail) -> Report {
                 .into_iter()
                 .chain(crate::network::notes(run))
                 .collect(),
+            measurements: run.measurements.len(),
+            failed_measurements: run
+                .measurements
+                .iter()
+                .filter(|m| m.status != MeasurementStatus::Ok)
+                .count(),
+            control_probe_ns: crate::suite_table::control_reference(run),
         },
         servers,
         tests,
@@ -408,6 +422,29 @@ pub fn build_report(run: &RunDetail) -> Report {
 }
 
 impl Report {
+    /// The throughput cells as a table: rows in the suite's order, columns
+    /// in the report's (by model, then name).
+    pub fn table(&self) -> RunTable {
+        RunTable {
+            rows: self
+                .tests
+                .iter()
+                .flat_map(|t| t.connections.iter().map(|&c| (t.name.clone(), c)))
+                .collect(),
+            columns: self.columns.clone(),
+            cells: self
+                .cells
+                .iter()
+                .map(|c| {
+                    (
+                        (c.test.clone(), c.connections, c.server.clone()),
+                        c.stats.clone(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
     /// The cell of `server` at `test` and `connections`.
     pub fn cell(&self, test: &str, connections: u32, server: &str) -> Option<&Cell> {
         self.cells
@@ -576,7 +613,10 @@ mod tests {
         let info = server_info(&record("g", "", go.clone()));
         assert_eq!(info.language_shown(), "Go 1.26.8 (needs 1.22+)");
         go.toolchain = None;
-        assert_eq!(server_info(&record("g", "", go)).language_shown(), "Go 1.22+");
+        assert_eq!(
+            server_info(&record("g", "", go)).language_shown(),
+            "Go 1.22+"
+        );
     }
 
     #[test]
@@ -660,7 +700,11 @@ mod tests {
             record("b-loop", "", of(Some(Model::EventLoop), Tier::Default)),
             record("c-pool", "", of(Some(Model::ThreadPool), Tier::Default)),
             record("z", "", of(Some(Model::WorkStealing), Tier::Default)),
-            record("z", "current-thread", of(Some(Model::EventLoop), Tier::Default)),
+            record(
+                "z",
+                "current-thread",
+                of(Some(Model::EventLoop), Tier::Default),
+            ),
             record("z", "tuned", of(Some(Model::WorkStealing), Tier::Tuned)),
         ];
         let r = build_report(&run_of(servers));

@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use netbench_records::RunDetail;
 use netbench_records::network::MTU;
+use netbench_records::RunDetail;
 use netbench_records::{Bandwidth, NetPlacement, NetworkPath, ScenarioRecord};
 
 use crate::format::{format_duration_ns, thousands};

@@ -71,7 +71,10 @@ mod tests {
         run.servers = vec![both, db_only, neither, left_out];
         assert_eq!(
             not_offered(&run),
-            ["db-only does not offer ws", "neither does not offer db or ws"]
+            [
+                "db-only does not offer ws",
+                "neither does not offer db or ws"
+            ]
         );
         // A run that measures no optional part names nobody.
         run.scenarios.truncate(0);

@@ -4,16 +4,13 @@
 //! p99 latency and every flag that qualifies the number.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use netbench_engine::LoadResult;
 use netbench_records::{MeasurementStatus, RunDetail};
 use serde::Serialize;
 
-use crate::flag::{marks, measured_legend, Flag};
-use crate::format::{
-    first_line_safe, format_duration_ns, rest_lines_safe, terminal_safe, thousands, write_columns,
-};
+use crate::flag::{marks, Flag};
+use crate::format::{format_duration_ns, thousands};
 use crate::kinds::{in_throughput_tables, kind_of, scenarios};
 use crate::ranking::{rank_row, Standing};
 use crate::stats::{summarize, too_noisy, Summary};
@@ -405,78 +402,6 @@ pub(crate) const TIER_LEGEND: &str = "T1, T2…: tiers of the row, T1 the fastes
     tier are not told apart at these repetitions (Scott–Knott on log requests/s, at most 5% of \
     rows of equal servers split, gaps under 5% never; see docs/steady-state.md).";
 
-/// The machine-speed control's part of the terminal table: the same cells
-/// normalised, how many settle within ±5% either way, and what was noisy.
-fn write_control(out: &mut impl Write, run: &RunDetail, t: &RunTable) -> io::Result<()> {
-    let Some(reference) = control_reference(run) else {
-        return Ok(());
-    };
-    writeln!(
-        out,
-        "\nnormalised by the machine-speed control (requests/s × the cell's CPU probe ÷ the \
-         run's median probe, {:.0} µs):",
-        reference / 1e3
-    )?;
-    let lines = grid(t, |c| {
-        match c.and_then(|c| c.rps_normalised.map(|n| (c, n))) {
-            None => "-".into(),
-            Some((c, n)) => {
-                let spread = crate::stats::relative_half_width(&n)
-                    .map_or(String::new(), |w| format!(" ±{:.0}%", w * 100.0));
-                format!(
-                    "{}{}{spread}",
-                    standing_mark(c.standing),
-                    thousands(n.median.round() as u64)
-                )
-            }
-        }
-    });
-    write_columns(out, &lines, |i| i == 0, true)?;
-    if let Some((n, raw, norm)) = settled_shares(t) {
-        writeln!(
-            out,
-            "cells within ±5% (95% interval of the mean): {raw} of {n} raw, {norm} of {n} normalised"
-        )?;
-    }
-    let noisy: Vec<String> = t
-        .cells
-        .iter()
-        .filter(|(_, c)| c.noisy() || c.has(Flag::Loaded))
-        .filter_map(|((s, conns, col), c)| {
-            Some(format!(
-                "  {} {} c={conns}: {}",
-                terminal_safe(col),
-                terminal_safe(s),
-                c.noise?.describe()?
-            ))
-        })
-        .collect();
-    if !noisy.is_empty() {
-        writeln!(out, "noisy or loaded cells and what was going on:")?;
-        for line in noisy {
-            writeln!(out, "{line}")?;
-        }
-    }
-    Ok(())
-}
-
-/// The table as text lines: a header, then a line per test × connections
-/// with `text` of each server's cell.
-fn grid(t: &RunTable, text: impl Fn(Option<&CellStats>) -> String) -> Vec<Vec<String>> {
-    // Names are the servers' folders and the suite's: shown, never obeyed.
-    let mut header = vec!["test".to_string(), "connections".to_string()];
-    header.extend(t.columns.iter().map(|c| terminal_safe(c)));
-    let mut lines = vec![header];
-    for (scenario, conns) in &t.rows {
-        let mut line = vec![terminal_safe(scenario), thousands(u64::from(*conns))];
-        for col in &t.columns {
-            line.push(text(t.cells.get(&(scenario.clone(), *conns, col.clone()))));
-        }
-        lines.push(line);
-    }
-    lines
-}
-
 /// The mark before a cell's figure: ▲ leads its row, = tied for the lead.
 pub(crate) fn standing_mark(s: Standing) -> &'static str {
     match s {
@@ -510,127 +435,12 @@ pub(crate) fn settled_shares(t: &RunTable) -> Option<(usize, usize, usize)> {
     })
 }
 
-/// Writes the run's header, the table, the legend and the notes (excluded
-/// servers and failed cells, each with its reason).
-pub fn write_run_table(out: &mut impl Write, run: &RunDetail) -> io::Result<()> {
-    let t = run_table(run);
-    let ok = run
-        .measurements
-        .iter()
-        .filter(|m| m.status == MeasurementStatus::Ok)
-        .count();
-    writeln!(
-        out,
-        "run {} · suite {} · {} · started {}{} · {} measurements, {} failed",
-        run.id,
-        terminal_safe(&run.suite),
-        run.status.as_str(),
-        run.started_at,
-        run.finished_at
-            .as_deref()
-            .map(|f| format!(", finished {f}"))
-            .unwrap_or_default(),
-        run.measurements.len(),
-        run.measurements.len() - ok
-    )?;
-    if let Some(note) = run.placement.get("note").and_then(|n| n.as_str()) {
-        writeln!(
-            out,
-            "CPUs: server {}, client {} ({note})",
-            run.placement["server"], run.placement["client"]
-        )?;
-    }
-    let startup = crate::startup::start_up(run, &t.columns, &t.rows);
-    writeln!(out, "server processes: {}", startup.process_text)?;
-    writeln!(out)?;
-    write_columns(out, &grid(&t, cell_text), |i| i == 0, true)?;
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{CELL_LEGEND}\n{TIER_LEGEND}\n{}\n{STANDING_LEGEND}",
-        measured_legend()
-    )?;
-    let flags: Vec<String> = t.cells.values().map(CellStats::flags).collect();
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    if let Some(legend) = crate::flag::kind_legend(&flags) {
-        writeln!(out, "{legend}")?;
-    }
-    for note in crate::offers::notes(run)
-        .into_iter()
-        .chain(crate::network::notes(run))
-    {
-        writeln!(out, "{note}")?;
-    }
-    write_control(out, run, &t)?;
-    let excluded: Vec<_> = run
-        .servers
-        .iter()
-        .filter(|s| s.excluded_reason.is_some())
-        .collect();
-    if !excluded.is_empty() {
-        writeln!(out, "\nleft out:")?;
-        for s in excluded {
-            let reason = s.excluded_reason.as_deref().unwrap_or("");
-            let first = first_line_safe(reason);
-            let name = terminal_safe(&label(&s.server, &s.variant));
-            writeln!(out, "  {name}: {first}")?;
-            // A failed build's output, which its first line announces.
-            write!(out, "{}", rest_lines_safe(reason, "    | "))?;
-        }
-    }
-    let placements = crate::network::placement_table(
-        &run.scenarios,
-        &t.rows,
-        &t.columns,
-        |test, c, server| t.cells.get(&(test.to_string(), c, server.to_string())),
-    );
-    if let Some(p) = placements {
-        writeln!(out)?;
-        crate::network::write_markdown(out, &p)?;
-    }
-    // The other kinds' tables, from the same store.
-    let kinds = crate::kinds::build_kinds(run, &t.columns);
-    if !kinds.is_empty() {
-        writeln!(out)?;
-        crate::kinds::write_markdown(out, &kinds)?;
-    }
-    if startup.process != crate::startup::ProcessMode::Fixed {
-        writeln!(out)?;
-        crate::startup_view::write_markdown(out, &startup)?;
-    }
-    let failures: Vec<_> = t
-        .cells
-        .iter()
-        .filter(|(_, c)| c.failure.is_some())
-        .collect();
-    let kind_failures = kinds.failures();
-    if !failures.is_empty() || !kind_failures.is_empty() {
-        writeln!(out, "\nfailed measurements:")?;
-        for ((scenario, conns, col), c) in failures {
-            let first = first_line_safe(c.failure.as_deref().unwrap_or(""));
-            let (col, scenario) = (terminal_safe(col), terminal_safe(scenario));
-            writeln!(out, "  {col} {scenario} c={conns}: {first}")?;
-        }
-        for (test, conns, server, failure) in kind_failures {
-            writeln!(
-                out,
-                "  {} {} c={conns}: {}",
-                terminal_safe(server),
-                terminal_safe(test),
-                first_line_safe(failure)
-            )?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kinds::testing::load_result as result;
-    use netbench_records::{
-        CellKey, Measurement, Noise,
-    };
+    use crate::terminal_view::write_run_table;
+    use netbench_records::{CellKey, Measurement, Noise};
 
     fn rep(server: &str, rep: u32, rps: f64, probe: Option<f64>) -> Measurement {
         Measurement {
@@ -735,7 +545,7 @@ mod tests {
         );
         assert_eq!(settled_shares(&t), None);
         let mut text = Vec::new();
-        write_run_table(&mut text, &run(Vec::new())).unwrap();
+        write_run_table(&mut text, &crate::build_report(&run(Vec::new()))).unwrap();
         assert!(!String::from_utf8(text)
             .unwrap()
             .contains("normalised by the machine-speed control"));
@@ -784,7 +594,7 @@ mod tests {
         assert_eq!(noisy, "=30,000 ±208% p99 2.00ms ~");
         assert_eq!(cell_text(Some(cell("e"))), "failed 1/1 F");
         let mut text = Vec::new();
-        write_run_table(&mut text, &run(Vec::new())).unwrap();
+        write_run_table(&mut text, &crate::build_report(&run(Vec::new()))).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains(TIER_LEGEND), "{text}");
         assert!(
@@ -843,7 +653,7 @@ mod tests {
         let mut text = Vec::new();
         write_run_table(
             &mut text,
-            &run(vec![loaded("a", 1, 0.9), loaded("b", 1, 0.0)]),
+            &crate::build_report(&run(vec![loaded("a", 1, 0.9), loaded("b", 1, 0.0)])),
         )
         .unwrap();
         let text = String::from_utf8(text).unwrap();

@@ -13,9 +13,7 @@ use crate::model::{Cell, Report};
 use crate::palette::{model_color, model_meaning, model_name, Swatch};
 use crate::ranking::Standing;
 use crate::stats::relative_half_width;
-use crate::suite_table::{
-    settled_shares, tier_mark, RunTable, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND,
-};
+use crate::suite_table::{settled_shares, tier_mark, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND};
 
 /// What a standing mark means, for its hover title.
 const LEADER_TITLE: &str =
@@ -106,54 +104,6 @@ fn cell_html(c: Option<&Cell>) -> String {
     )
 }
 
-/// The report's cells as the terminal table has them, for the figures the
-/// table module computes over a whole run.
-fn run_table_of(r: &Report) -> RunTable {
-    RunTable {
-        rows: r
-            .tests
-            .iter()
-            .flat_map(|t| t.connections.iter().map(|&c| (t.name.clone(), c)))
-            .collect(),
-        columns: r.columns.clone(),
-        cells: r
-            .cells
-            .iter()
-            .map(|c| {
-                (
-                    (c.test.clone(), c.connections, c.server.clone()),
-                    c.stats.clone(),
-                )
-            })
-            .collect(),
-    }
-}
-
-/// The run's median probe, the reference of the normalised figures: read
-/// back from a repetition that has its probe, as its requests/s × its probe
-/// ÷ its normalised figure (the reference counts failed repetitions' probes
-/// too, which the report does not list).
-fn control_reference(r: &Report) -> Option<f64> {
-    r.cells
-        .iter()
-        .filter(|c| !c.stats.rps_normalised_values.is_empty())
-        .find_map(|c| {
-            let reps: Vec<_> = r
-                .repetitions
-                .iter()
-                .filter(|x| x.test == c.test && x.connections == c.connections)
-                .filter(|x| x.server == c.server)
-                .filter_map(|x| x.result.as_ref())
-                .collect();
-            if reps.len() != c.stats.rps_normalised_values.len() {
-                return None;
-            }
-            reps.iter()
-                .zip(&c.stats.rps_normalised_values)
-                .find_map(|(f, &n)| Some(f.rps * f.probe_server_ns? / n).filter(|_| n > 0.0))
-        })
-}
-
 /// The machine-speed control's paragraph, when the run has it: what the
 /// normalised figures are, how many cells settle raw and normalised, and
 /// what was going on around the noisy ones.
@@ -169,14 +119,14 @@ fn control_html(b: &mut String, r: &Report) {
          speed throughout would have given, so a slower or busier stretch of the run does not \
          pass for a slower server.",
     );
-    if let Some(reference) = control_reference(r) {
+    if let Some(reference) = r.run.control_probe_ns {
         let _ = write!(
             b,
             " <span data-median-probe>The run's median probe took {:.0} µs.</span>",
             reference / 1e3
         );
     }
-    if let Some((n, raw, norm)) = settled_shares(&run_table_of(r)) {
+    if let Some((n, raw, norm)) = settled_shares(&r.table()) {
         let _ = write!(
             b,
             " <span data-settled=\"{n} {raw} {norm}\">{raw} of {n} cells within ±5% raw, \

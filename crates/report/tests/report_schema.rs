@@ -4,10 +4,10 @@
 //! refuses a kind row it does not know.
 
 use netbench_engine::LatencySummary;
-use netbench_report::build_report;
 use netbench_records::facts::*;
 use netbench_records::*;
 use netbench_records::{fixtures, Bandwidth, NetPlacement, NetworkPath, ScenarioRecord};
+use netbench_report::build_report;
 use serde_json::Value;
 
 fn validator() -> jsonschema::Validator {

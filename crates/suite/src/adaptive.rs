@@ -8,14 +8,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use serde::Deserialize;
 pub use netbench_records::adaptive::Adaptive;
+use serde::Deserialize;
 
 /// Decides whether a cell's repetitions (requests/s) are settled: `target`
 /// is the largest acceptable half-width of the 95% interval relative to the
 /// mean (0.05 for ±5%).
 pub type SettleRule = fn(values: &[f64], target: f64) -> bool;
-
 
 /// The `[auto]` table of a suite file; every field optional.
 #[derive(Debug, Default, Deserialize)]

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
 pub use netbench_records::server::{Model, Offer, Tier};
+use serde::{Deserialize, Deserializer};
 
 /// How long a build or test step may take when its manifest does not say:
 /// long enough for a cold Maven or cargo build on two cores, short enough
@@ -140,7 +140,6 @@ pub struct Variant {
     #[serde(default)]
     pub tier: Tier,
 }
-
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {

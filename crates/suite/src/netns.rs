@@ -15,11 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-
 pub use netbench_records::network::{Bandwidth, NetPlacement, NetworkPath, MTU};
 
 use crate::server::{spawn_guard, Cleanup};
-
 
 /// The lowest and highest limits a suite may ask for: below 8 kbit/s one
 /// 1,500-byte frame takes more than a second and every request times out;
@@ -62,11 +60,9 @@ pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
     })
 }
 
-
 /// tbf's queue, as the time a packet may wait in it: 10 ms (1.25 MB at
 /// 1 gbit/s), a switch port's buffer rather than a bloated one.
 const TBF_LATENCY: &str = "10ms";
-
 
 /// Loopback as this machine has it (its MTU read from sysfs).
 pub fn loopback_path() -> NetworkPath {

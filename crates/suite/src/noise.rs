@@ -10,7 +10,6 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-
 use crate::placement::pin_current_thread;
 use crate::sampler::sample_group;
 pub use netbench_records::noise::{Noise, QUIET_THRESHOLD_CORES};
@@ -24,7 +23,6 @@ const PROBE_TRIALS: usize = 7;
 pub const QUIET_MAX_WAIT: Duration = Duration::from_secs(10);
 /// How long each look at the machine's load lasts.
 const QUIET_WINDOW: Duration = Duration::from_millis(250);
-
 
 /// One probe trial's work: integer arithmetic and a table in L1, nothing a
 /// compiler can fold away. Its time moves with the core's speed, the host's

@@ -191,7 +191,10 @@ mod tests {
         assert_eq!(base.model, Some(Model::WorkStealing));
         assert_eq!(base.tier, Tier::Default);
         assert_eq!(base.website, "https://github.com/tokio-rs/axum");
-        assert_eq!((base.framework.as_str(), base.framework_version.as_str()), ("axum", "0.8"));
+        assert_eq!(
+            (base.framework.as_str(), base.framework_version.as_str()),
+            ("axum", "0.8")
+        );
         assert_eq!(base.description, "tokio");
         assert_eq!(base.offers, vec![Offer::Db]);
 
@@ -220,7 +223,10 @@ mod tests {
             let f = server_facts(old, variant);
             assert_eq!(f.model, None);
             assert_eq!(f.tier, Tier::Default);
-            assert_eq!((f.language.as_str(), f.language_version.as_str()), ("Go", "1.22"));
+            assert_eq!(
+                (f.language.as_str(), f.language_version.as_str()),
+                ("Go", "1.22")
+            );
             assert_eq!(f.framework, "net/http");
             assert_eq!(f.framework_version, "");
             assert_eq!(f.website, "");
@@ -249,12 +255,18 @@ mod tests {
         let r = scenario_records(&suite);
         let names: Vec<&str> = r.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["blank", "blank-veth", "short", "db"]);
-        assert_eq!(r.iter().map(|s| s.position).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(
+            r.iter().map(|s| s.position).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
         assert_eq!(r[1].same_cells_as, "blank");
         assert_eq!(r[1].placement, netbench_records::NetPlacement::Netns);
         assert_eq!(r[1].bandwidth.map(|b| b.bits_per_s), Some(1_000_000_000));
         assert_eq!(r[2].same_cells_as, "short");
-        assert_eq!((r[2].kind.as_str(), r[2].requests_per_connection), ("short-lived", Some(10)));
+        assert_eq!(
+            (r[2].kind.as_str(), r[2].requests_per_connection),
+            ("short-lived", Some(10))
+        );
         assert_eq!(r[3].needs, Some(Offer::Db));
         assert_eq!(r[0].connections, [10, 100]);
         assert!(scenario_records_of_text("t", "not a suite [").is_empty());

@@ -13,8 +13,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 pub use netbench_records::sample::Sample;
+use serde::{Deserialize, Serialize};
 
 /// The usual sampling interval: 10 Hz.
 pub const DEFAULT_EVERY: Duration = Duration::from_millis(100);
@@ -28,7 +28,6 @@ pub const MAX_SAMPLES: usize = 36_000;
 /// Shortest interval a [`Sampler`] accepts: each sample reads /proc for every
 /// process on the machine.
 const MIN_EVERY: Duration = Duration::from_millis(1);
-
 
 /// Samples every process whose process group is `pgid`.
 ///

@@ -267,7 +267,10 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(tables, ["measurements", "runs", "samples", "scenarios", "servers"]);
+        assert_eq!(
+            tables,
+            ["measurements", "runs", "samples", "scenarios", "servers"]
+        );
         // A second pass has nothing to do.
         migrate(&mut conn).unwrap();
         assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);

@@ -323,7 +323,10 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
     // The toolchain came from the run's environment when the server was
     // recorded.
     assert_eq!(detail.servers[0].facts.toolchain.as_deref(), Some("1.26.8"));
-    assert_eq!(detail.servers[0].facts.model, Some(crate::Model::GreenThreads));
+    assert_eq!(
+        detail.servers[0].facts.model,
+        Some(crate::Model::GreenThreads)
+    );
     assert_eq!(detail.servers[0].facts.tier, crate::Tier::Tuned);
     assert_eq!(detail.servers[0].facts.offers.len(), 2);
     a.facts.toolchain = Some("1.26.8".into());
@@ -693,19 +696,31 @@ run = \"x\"
     let read = Store::open_existing(&path).unwrap();
     let run = read.run(1).unwrap();
     assert_eq!(
-        run.scenarios.iter().map(|s| (s.name.as_str(), s.kind.as_str())).collect::<Vec<_>>(),
+        run.scenarios
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind.as_str()))
+            .collect::<Vec<_>>(),
         [("blank", "throughput"), ("idle", "idle")]
     );
     assert_eq!(run.scenarios[1].connections, [100, 1000]);
     let r = &run.servers[0].facts;
-    assert_eq!((r.language.as_str(), r.framework.as_str()), ("Rust", "hyper"));
+    assert_eq!(
+        (r.language.as_str(), r.framework.as_str()),
+        ("Rust", "hyper")
+    );
     assert_eq!(r.model, Some(crate::Model::WorkStealing));
     assert_eq!(r.toolchain.as_deref(), Some("1.95.0"));
     // A suite file that no longer parses gives no scenarios, not an error;
     // its server's manifest still gives what it has.
     let gone = read.run(2).unwrap();
     assert!(gone.scenarios.is_empty());
-    assert_eq!((gone.servers[0].facts.language.as_str(), gone.servers[0].facts.model), ("Go", None));
+    assert_eq!(
+        (
+            gone.servers[0].facts.language.as_str(),
+            gone.servers[0].facts.model
+        ),
+        ("Go", None)
+    );
     drop(read);
     let conn = rusqlite::Connection::open(&path).unwrap();
     assert_eq!(super::schema::user_version(&conn).unwrap(), 8);

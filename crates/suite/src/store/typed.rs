@@ -54,7 +54,10 @@ fn from_sql_err(column: usize, e: impl std::fmt::Display) -> rusqlite::Error {
 }
 
 /// A run's scenarios in the suite's order.
-pub(super) fn read_scenarios(tx: &Transaction<'_>, run: i64) -> rusqlite::Result<Vec<ScenarioRecord>> {
+pub(super) fn read_scenarios(
+    tx: &Transaction<'_>,
+    run: i64,
+) -> rusqlite::Result<Vec<ScenarioRecord>> {
     let mut stmt = tx.prepare(
         "SELECT position, name, kind, endpoint, connections, keepalive, requests_per_connection,
                 needs, net_placement, net_bandwidth_bps, same_cells_as
@@ -80,9 +83,9 @@ pub(super) fn read_scenarios(tx: &Transaction<'_>, run: i64) -> rusqlite::Result
             },
             placement: NetPlacement::parse(&placement)
                 .ok_or_else(|| from_sql_err(8, format!("{placement:?} is no placement")))?,
-            bandwidth: row
-                .get::<_, Option<i64>>(9)?
-                .map(|b| Bandwidth { bits_per_s: b as u64 }),
+            bandwidth: row.get::<_, Option<i64>>(9)?.map(|b| Bandwidth {
+                bits_per_s: b as u64,
+            }),
             same_cells_as: row.get(10)?,
         })
     })?;
@@ -99,7 +102,11 @@ pub(super) fn write_server_facts(
     facts: &ServerFacts,
 ) -> rusqlite::Result<()> {
     let environment: Option<String> = tx
-        .query_row("SELECT environment FROM runs WHERE id = ?1", params![run], |r| r.get(0))
+        .query_row(
+            "SELECT environment FROM runs WHERE id = ?1",
+            params![run],
+            |r| r.get(0),
+        )
         .optional()?;
     let environment: serde_json::Value = environment
         .and_then(|e| serde_json::from_str(&e).ok())
@@ -138,7 +145,10 @@ pub(super) const SERVER_FACTS_COLUMNS: &str = "language, language_version, toolc
 /// A server variant's facts from its row, starting at column `at` of
 /// [`SERVER_FACTS_COLUMNS`]. A model or part this netbench does not know
 /// reads as unknown, as it would from the manifest.
-pub(super) fn read_server_facts(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<ServerFacts> {
+pub(super) fn read_server_facts(
+    row: &rusqlite::Row<'_>,
+    at: usize,
+) -> rusqlite::Result<ServerFacts> {
     let model: Option<String> = row.get(at + 5)?;
     let tier: String = row.get(at + 6)?;
     let offers: String = row.get(at + 9)?;
@@ -176,7 +186,13 @@ pub(super) fn typed_records(tx: &Transaction<'_>) -> rusqlite::Result<()> {
         rows.collect::<rusqlite::Result<_>>()?
     };
     for (run, server, variant, manifest) in servers {
-        write_server_facts(tx, run, &server, &variant, &server_facts(&manifest, &variant))?;
+        write_server_facts(
+            tx,
+            run,
+            &server,
+            &variant,
+            &server_facts(&manifest, &variant),
+        )?;
     }
     Ok(())
 }
