@@ -146,7 +146,7 @@ ALTER TABLE measurements ADD COLUMN probe_loopback_ns REAL
     CHECK (probe_loopback_ns IS NULL OR probe_loopback_ns > 0);
 "#,
     // 8: the warm phase before each measured window (crates/suite/src/warm.rs,
-    // records.rs `WarmUp`) as JSON; NULL for a fixed warm-up and before.
+    // crates/records/src/run.rs `WarmUp`) as JSON; NULL for a fixed warm-up and before.
     r#"
 ALTER TABLE measurements ADD COLUMN warmup TEXT
     CHECK (warmup IS NULL OR (json_valid(warmup) AND json_type(warmup, '$.curve') = 'array'));
