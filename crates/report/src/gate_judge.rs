@@ -453,6 +453,39 @@ mod tests {
     }
 
     #[test]
+    fn the_floor_widens_with_every_row_the_gate_judges() {
+        use crate::compare::ChangeNoise;
+        let noisy = |server: &str, change: f64, verdict: Verdict| CompareRow {
+            noise: Some(ChangeNoise { se: 0.05, df: 8.0 }),
+            ..row(Metric::RequestsPerS, server, 5, change, verdict)
+        };
+        // Alone, a 20% fall is beyond a floor of t(5%, 8) * 0.05 in ln.
+        let g = judge(
+            &comparison(vec![noisy("slow", -0.2, Verdict::Worse)]),
+            &rules("rps<-5%"),
+        );
+        assert_eq!(g.outcome, GateOutcome::Failed, "{g:?}");
+        let floor = -(-floor::t_two_sided(0.05, 8.0) * 0.05).exp_m1();
+        assert!((g.breaches[0].floor + floor).abs() < 1e-12, "{g:?}");
+        // Among 40 rows the same fall is one chance in 40: within the floor.
+        let mut rows = vec![noisy("slow", -0.2, Verdict::Worse)];
+        rows.extend((0..39).map(|i| noisy(&format!("s{i}"), 0.0, Verdict::NoChange)));
+        let g = judge(&comparison(rows.clone()), &rules("rps<-5%"));
+        assert_eq!(g.outcome, GateOutcome::Passed, "{g:?}");
+        assert_eq!(g.family, 40);
+        assert!(g.floors[0].floor < -0.2, "{:?}", g.floors[0]);
+        assert_eq!(g.blind().len(), 40);
+        // Asked to see 20%, it cannot, and fails as too noisy.
+        let opts = GateOptions {
+            max_floor: Some(0.2),
+            ..GateOptions::default()
+        };
+        let g = judge_with(&comparison(rows), &rules("rps<-5%"), opts);
+        assert_eq!(g.outcome, GateOutcome::TooNoisy, "{g:?}");
+        assert_eq!(g.judged, 0);
+    }
+
+    #[test]
     fn nothing_judged_is_not_a_pass() {
         let c = comparison(vec![
             row(Metric::RequestsPerS, "a", 3, -0.5, Verdict::TooFew),

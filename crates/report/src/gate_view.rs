@@ -240,8 +240,8 @@ pub(crate) fn gate_html(b: &mut String, g: &Gate) {
     let _ = write!(
         b,
         "<section id=\"gate\"><h2>Regression gate</h2><p class=\"legend\">--fail-on {}: a row \
-         fails when its change is beyond a rule's threshold and compare calls it significant \
-         (p &lt; 0.05){}.</p><p class=\"{class}\">{}</p>",
+         fails when its change is beyond a rule's threshold, compare calls it significant \
+         (p &lt; 0.05){}, and it is beyond its noise floor.</p><p class=\"{class}\">{}</p>",
         esc(&g.rules),
         if g.beyond_shift {
             ", beyond the run-wide shift"
