@@ -17,6 +17,13 @@ Steps:
      0.8 (expect exit 0 under the run-wide shift, with a note that the rows
      moved together; exit 1 with --absolute).
 
+Each case prints the gate's noise floor line (the smallest change it could
+call beyond noise, per rule). Case 2 is also run with --max-floor 20%: on a
+machine whose floor is above 20% the gate cannot see the planted 20% and
+must say so (exit 1, "cannot judge a change of 20.0% here") rather than
+pass. The A/A pair's largest change beyond the run-wide shift, per metric,
+is printed as a calibration: what `--noise-floor` would take from it.
+
 The slowdown is planted by editing a copy of the stored run (json_set on the
 stored result's rps), not by slowing a server down: a real planted slowdown
 would cost two more runs of the suite, and a server slowed by burning CPU
@@ -26,6 +33,7 @@ are left in the temporary folder, whose path is printed.
 """
 
 import argparse
+import json
 import os
 import shutil
 import sqlite3
@@ -101,6 +109,32 @@ def gate(db, a, b, *extra):
     return out.returncode, section.rstrip()
 
 
+def floor_line(text):
+    return next((l.strip() for l in text.splitlines() if l.strip().startswith("noise floor (")),
+                "noise floor: none printed")
+
+
+def calibration(db, a, b):
+    """The largest change of any row of the A/A pair, per metric, as the
+    gate judges it (beyond the run-wide shift where a row has one)."""
+    out = subprocess.run([NETBENCH, "compare", str(a), str(b), "--db", db, "--format", "json"],
+                         capture_output=True, text=True, check=True)
+    worst = {}
+    for r in json.loads(out.stdout)["rows"]:
+        if r["metric"] in ("requests_per_s", "latency_p99") and r["change"] is not None:
+            c = r["change"]
+            # As the rules' side sees it (a fall for rps<, a rise for p99>):
+            # the same noise is a smaller fall than rise.
+            if r["metric"] == "requests_per_s":
+                size = 1 - 1 / (1 + c) if c > 0 else -c
+            else:
+                size = c if c > 0 else 1 / (1 + c) - 1
+            key = r["metric"]
+            if size > worst.get(key, (0, ""))[0]:
+                worst[key] = (size, f"{r['test']} c={r['connections']} {r['server']} {c * 100:+.1f}%")
+    return worst
+
+
 def failing(text):
     """The (cell, rule) pairs of a gate section's FAIL lines."""
     pairs = set()
@@ -139,8 +173,14 @@ def main():
 
     code, text = gate(db, ra, rb)
     aa = failing(text)
-    print(f"== 1. A/A pair: exit {code} (0 expected of a quiet machine)\n{text}\n")
-    summary = [("A/A pair", code, "0 on a quiet machine; its FAIL lines are noise the shift did not take out")]
+    print(f"== 1. A/A pair: exit {code} (0 expected: the gate's 5% is split over every row)\n{text}\n")
+    summary = [("A/A pair", code, "0; a FAIL line is noise beyond the floor (1 pair in 20 by chance)")]
+    floors = [("A/A pair", floor_line(text))]
+    for metric, (size, row) in calibration(db, ra, rb).items():
+        side = "fall" if metric == "requests_per_s" else "rise"
+        print(f"   calibration: the largest {metric} change of the A/A pair, as a {side}, was "
+              f"{size * 100:.1f}% ({row}): --noise-floor {size * 100:.0f}% would take it as noise")
+    print()
 
     servers = servers_of(db, rb)
     if not servers:
@@ -151,9 +191,15 @@ def main():
     n = scale_rps(slow, rb, 0.8, one)
     code, text = gate(slow, ra, rb)
     named = sorted(c for c, r in failing(text) - aa if c.endswith(f" {one}") and r.startswith("rps"))
-    print(f"== 2. {one} 20% slower in B ({n} repetitions scaled): exit {code} (1 expected)\n{text}")
+    print(f"== 2. {one} 20% slower in B ({n} repetitions scaled): exit {code} (1 expected where its rows' floor is below 20%)\n{text}")
     print(f"   {one}'s cells failing now and not in the A/A pair: {', '.join(named) or 'none'}\n")
-    summary.append((f"{one} 20% slower", code, f"1, naming {one}: new FAIL cells {len(named)}"))
+    summary.append((f"{one} 20% slower", code,
+                    f"1 naming {one} where the floor is below 20% (new FAIL cells {len(named)})"))
+    floors.append((f"{one} 20% slower", floor_line(text)))
+    code, text = gate(slow, ra, rb, "--max-floor", "20%")
+    print(f"== 2b. the same with --max-floor 20%: exit {code} (1: either the slowdown, or "
+          f"'cannot judge a change of 20.0% here')\n{text}\n")
+    summary.append((f"{one} 20% slower, --max-floor 20%", code, "1, and the last line says which"))
 
     every = os.path.join(tmp, "all-slower.sqlite")
     copy_store(db, every)
@@ -173,6 +219,9 @@ def main():
     print("|---|---:|---|")
     for name, code, want in summary:
         print(f"| {name} | {code} | {want} |")
+    print()
+    for name, line in floors:
+        print(f"{name}: {line}")
 
 
 if __name__ == "__main__":

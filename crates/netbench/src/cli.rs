@@ -211,7 +211,20 @@ broke). Rows with too few repetitions (3 or fewer a side) are listed as not
 judged; if no rule could judge a single row the gate fails, since a gate that
 judged nothing cannot vouch for anything. When every server of a row moved
 together beyond a rule, that is the run-wide shift (the machine, or a change
-shared by all): the gate passes and says so; --absolute fails it. The gate's
+shared by all): the gate passes and says so; --absolute fails it.
+
+A row must also be beyond its noise floor, printed per rule: the half-width
+of an interval of its change from both runs' repetitions and the spread of
+the shift it was judged beyond, at 5% split over every row judged, so an A/A
+pair trips the gate at most one time in twenty however many rows it has.
+compare's verdict alone took the shift as exact and each row at 5%: on a
+shared 2-vCPU VM an A/A pair failed 2 of 16 rows by it. When the floor is
+above a rule's threshold the gate still passes but says how large a change
+it could not see. --noise-floor 25% never lets the floor fall below 25%
+(the spread an A/A pair showed on the machine, for what one run's
+repetitions cannot show, such as host drift in a row of fewer than 4
+servers). --max-floor 20% fails the gate (exit 1) when a row's floor is
+above 20%: it cannot see a 20% change there. The gate's
 section follows the comparison (JSON: a `gate` object; HTML: a section at the
 top); with -o or --format json its text also goes to stderr. See
 docs/regression-gate.md.
@@ -220,15 +233,17 @@ Exit codes:
   0    the comparison was written; with --fail-on, no row moved beyond a rule
        and beyond noise
   1    --fail-on: a row moved beyond a rule and beyond noise, a cell measured in
-       A has no good repetition in B, or nothing could be judged (the
-       comparison is still written)
+       A has no good repetition in B, nothing could be judged, or (with
+       --max-floor) a row's noise floor is above it (the comparison is still
+       written)
   2    bad usage (a --fail-on rule that cannot be read, among others), no such
        run, or the file could not be written
 
 Examples:
   netbench compare 1 2 --format html -o compare.html
   netbench compare 1 2 --fail-on 'rps<-5%,p99>+10%'
-  netbench compare 1 2 --fail-on 'rps<-5%' --format html -o compare.html";
+  netbench compare 1 2 --fail-on 'rps<-5%' --format html -o compare.html
+  netbench compare 1 2 --fail-on 'rps<-5%,p99>+10%' --max-floor 20%";
 
 /// Report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -286,6 +301,31 @@ pub(crate) struct CompareArgs {
     /// such as 'rps<-5%,p99>+10%' (see below).
     #[arg(long, value_name = "RULES", value_parser = parse_fail_on)]
     pub fail_on: Option<GateRules>,
+    /// With --fail-on: no row's change counts as beyond noise within this
+    /// percent, such as 25%, whatever its repetitions say (the between-run
+    /// spread an A/A pair showed on this machine; see below).
+    #[arg(long, value_name = "PERCENT", value_parser = parse_floor, requires = "fail_on")]
+    pub noise_floor: Option<f64>,
+    /// With --fail-on: fail (exit 1) when a row's noise floor is above this
+    /// percent, such as 20%: the gate could not see a change that size there.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_floor, requires = "fail_on")]
+    pub max_floor: Option<f64>,
+}
+
+/// `25%` as 0.25: a size of change, with its `%`, above 0 and below 100%
+/// (a fall of 100% or more is no figure at all).
+fn parse_floor(s: &str) -> Result<f64, String> {
+    let digits = s
+        .trim()
+        .strip_suffix('%')
+        .ok_or_else(|| format!("`{s}` is not a percent; write it with %, such as 20%"))?;
+    let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    match digits.parse::<f64>() {
+        Ok(v) if plain && v > 0.0 && v < 100.0 => Ok(v / 100.0),
+        _ => Err(format!(
+            "`{s}` is not a size of change; write a percent above 0 and below 100, such as 20%"
+        )),
+    }
 }
 
 /// `--fail-on`: the report crate's pure parser, so a typo exits 2 before

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use netbench_report::{
-    build_report, compare_json, compare_with as compare_runs, judge_gate, write_compare_html_gated,
-    write_compare_text, write_csv, write_gate_text, write_html, write_markdown, Report,
+    build_report, compare_json, compare_with as compare_runs, judge_gate_with,
+    write_compare_html_gated, write_compare_text, write_csv, write_gate_text, write_html,
+    write_markdown, GateOptions, Report,
 };
 use netbench_suite::store::Store;
 
@@ -117,7 +118,14 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
     let a = load(&store, args.run_a)?;
     let b = load(&store, args.run_b)?;
     let c = compare_runs(&a, &b, !args.absolute);
-    let gate = args.fail_on.as_ref().map(|rules| judge_gate(&c, rules));
+    let options = GateOptions {
+        noise_floor: args.noise_floor,
+        max_floor: args.max_floor,
+    };
+    let gate = args
+        .fail_on
+        .as_ref()
+        .map(|rules| judge_gate_with(&c, rules, options));
     write_out(args.output.as_deref(), |mut out| match args.format {
         CompareFormat::Text => {
             write_compare_text(&mut out, &c)?;

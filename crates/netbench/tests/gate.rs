@@ -259,15 +259,130 @@ fn issue29_an_aa_pair_passes_the_gate() {
     let out = compare(&db, &["--fail-on", "rps<-5%,p99>+10%"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     let gate = gate_lines(&out);
-    assert_eq!(
-        gate.last().unwrap(),
-        "gate passed: no row moved beyond rps<-5%,p99>+10% and beyond noise (20 rows judged)"
+    assert!(
+        gate.last().unwrap().starts_with(
+            "gate passed: no row moved beyond rps<-5%,p99>+10% and beyond noise (20 rows judged)"
+        ),
+        "{gate:#?}"
     );
     assert!(!gate.iter().any(|l| l.starts_with("  FAIL ")), "{gate:#?}");
+    assert!(
+        gate.iter()
+            .any(|l| l.starts_with("  noise floor (") && l.contains("split over 20 rows")),
+        "{gate:#?}"
+    );
     // Without --fail-on, compare is what it was: exit 0, no gate.
     let out = compare(&db, &[]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!text(&out.stdout).contains("Regression gate"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A repetition's spread on the shared 2-vCPU VM (a log-sd of about 13%;
+/// the real A/A pairs of 2026-11-26 had 3% to 30% a cell, most 10% to 20%),
+/// with B's values interleaved with A's.
+const WIDE_A: [f64; 5] = [0.0, 0.15, -0.12, 0.08, -0.18];
+const WIDE_B: [f64; 5] = [0.12, -0.15, 0.04, -0.06, 0.18];
+
+/// An A/A pair as the VM gave one: every blank cell +21% and every work
+/// cell +8.6% in B (the host), and one cell 31% below its row with each of
+/// its repetitions in B under each of A's, so the test calls it at
+/// p = 0.008 (node-http blank in the real pair, at p = 0.016).
+fn vm_like_aa(dir: &Path) -> PathBuf {
+    let host = |s: usize, scenario: &str| match scenario {
+        "blank" if s == 0 => 1.21 * 0.69,
+        "blank" => 1.21,
+        _ => 1.086,
+    };
+    store(dir, &spec(5, WIDE_A, &as_measured), &spec(5, WIDE_B, &host))
+}
+
+#[test]
+fn issue29_a_shared_vm_aa_pair_passes_and_says_what_it_cannot_see() {
+    let dir = scratch("vm-aa");
+    let db = vm_like_aa(&dir);
+    let out = compare(&db, &["--fail-on", "rps<-5%,p99>+10%"]);
+    let stdout = text(&out.stdout);
+    // compare's own verdict calls the odd cell worse, both ways: the
+    // gate's floor, not the verdict, is what keeps it from failing.
+    for (metric, line) in [("requests/s", "blank c=100 s0"), ("p99", "blank c=100 s0")] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(line) && l.contains("0.008") && l.ends_with("worse")),
+            "{metric}: {stdout}"
+        );
+    }
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let gate = gate_lines(&out);
+    assert!(!gate.iter().any(|l| l.starts_with("  FAIL ")), "{gate:#?}");
+    let last = gate.last().unwrap();
+    assert!(
+        last.starts_with("gate passed: ")
+            && last.contains("could not see a change smaller than its noise floor"),
+        "{gate:#?}"
+    );
+    // Asked to see 20%, the gate says it cannot here and fails.
+    let out = compare(
+        &db,
+        &["--fail-on", "rps<-5%,p99>+10%", "--max-floor", "20%"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    assert!(
+        gate.last()
+            .unwrap()
+            .starts_with("gate FAILED: cannot judge a change of 20.0% here: 20 rows have a noise floor above --max-floor"),
+        "{gate:#?}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn issue29_a_given_noise_floor_is_never_undercut_and_a_quiet_pair_sees_20_percent() {
+    let dir = scratch("given-floor");
+    let one = |s: usize, scenario: &str| {
+        if s == 0 && scenario == "blank" {
+            0.8
+        } else {
+            1.0
+        }
+    };
+    let db = store(
+        &dir,
+        &spec(5, NOISE_A, &as_measured),
+        &spec(5, NOISE_B, &one),
+    );
+    // Quiet repetitions see the 20% fall, within a --max-floor of 20%.
+    let out = compare(&db, &["--fail-on", "rps<-5%", "--max-floor", "20%"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    assert!(
+        gate.iter()
+            .any(|l| l.starts_with("  FAIL blank c=100 s0: rps<-5% -20.")),
+        "{gate:#?}"
+    );
+    // A machine whose A/A pairs moved 25% cannot call a 20% fall beyond
+    // noise, however tight one run's repetitions are.
+    let out = compare(&db, &["--fail-on", "rps<-5%", "--noise-floor", "25%"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let gate = gate_lines(&out);
+    assert!(
+        gate.iter()
+            .any(|l| l.contains("never below --noise-floor 25.0%): rps<-5% -25.0% to -25.0%")),
+        "{gate:#?}"
+    );
+    let out = compare(&db, &["--fail-on", "rps<-5%", "--noise-floor", "15%"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    for bad in ["25", "0%", "100%", "x%"] {
+        let out = compare(&db, &["--fail-on", "rps<-5%", "--noise-floor", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(
+            text(&out.stderr).contains("such as 20%"),
+            "{bad}: {}",
+            text(&out.stderr)
+        );
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -454,6 +569,9 @@ fn compare_help_explains_the_gate_and_lists_every_metric() {
         "rps<-5%,p99>+10%",
         "nothing could be judged",
         "--absolute",
+        "--noise-floor",
+        "--max-floor",
+        "noise floor",
     ] {
         assert!(help.contains(word), "--help lacks {word}");
     }

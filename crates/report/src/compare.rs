@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+pub use self::noise::ChangeNoise;
 use crate::compare_shift::{leave_one_out, overall, RunShift};
 use crate::environment::{differences, EnvDifference};
 use crate::flag::short_key;
@@ -232,6 +233,10 @@ pub struct CompareRow {
     /// and the test (the median change of the other servers in its row);
     /// None: not shifted.
     pub shift: Option<f64>,
+    /// How far the change could move by noise alone (the shift's
+    /// uncertainty included): what the regression gate's noise floor is
+    /// made of. None when a side has fewer than two usable figures.
+    pub noise: Option<ChangeNoise>,
 }
 
 /// The run-wide shift of one metric in one row of the table (see
@@ -389,6 +394,7 @@ pub fn compare_with(a: &Report, b: &Report, run_shift: bool) -> Comparison {
     let reference = shared_reference(a, b);
     let mut shifts = Vec::new();
     for metric in Metric::ALL {
+        let first_row = rows.len();
         let mut cells = pairs(a, b, &keys, metric, reference);
         let mut factors: Vec<Option<f64>> = vec![None; cells.len()];
         if run_shift && metric.shifts() {
@@ -425,6 +431,7 @@ pub fn compare_with(a: &Report, b: &Report, run_shift: bool) -> Comparison {
                 (true, true) => in_neither.push(name),
             }
         }
+        noise::add_shift_noise(&mut rows[first_row..]);
     }
     Comparison {
         format: "netbench-compare/1",
@@ -476,6 +483,7 @@ fn row(metric: Metric, test: &str, conns: u32, server: &str, xs: &[f64], ys: &[f
         p,
         verdict,
         shift: None,
+        noise: noise::own(xs, ys),
     }
 }
 
@@ -650,5 +658,6 @@ pub(crate) fn not_compared(c: &Comparison) -> Vec<(&'static str, &[String])> {
     .collect()
 }
 
+mod noise;
 #[cfg(test)]
 pub(crate) mod tests;

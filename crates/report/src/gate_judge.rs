@@ -1,14 +1,20 @@
 //! The regression gate's decision: a finished [`Comparison`] judged by
 //! `--fail-on` rules. A row fails only when its change is beyond a rule's
-//! threshold *and* compare already calls it significant (its verdict, after
-//! the run-wide shift unless the comparison was made `--absolute`): a
-//! threshold alone would fail on noise, significance alone on a 0.3% change
-//! nobody minds. Plain data; the binary maps the outcome to an exit code.
+//! threshold, compare already calls it significant (its verdict, after the
+//! run-wide shift unless the comparison was made `--absolute`), *and* it is
+//! beyond the row's noise floor: a threshold alone would fail on noise,
+//! significance alone on a 0.3% change nobody minds, and compare's verdict
+//! alone on a shared VM's A/A pair (it takes the shift as exact and tests
+//! each row at 5% on its own; see `floor` and docs/regression-gate.md).
+//! Plain data; the binary maps the outcome to an exit code.
+
+mod floor;
 
 use serde::Serialize;
 
 use crate::compare::{CompareRow, Comparison, Verdict};
-use crate::gate::{GateRule, GateRules};
+use crate::gate::{Direction, GateRule, GateRules};
+use crate::significance::ALPHA;
 
 /// What the gate decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -22,6 +28,25 @@ pub enum GateOutcome {
     /// No rule had a row it could judge (too few repetitions, or no row of
     /// its metric): a gate that judged nothing must not read as passed.
     NothingJudged,
+    /// No row broke a rule, but a row's noise floor is above `--max-floor`:
+    /// the gate was asked to see changes of that size and cannot here.
+    TooNoisy,
+}
+
+/// How the gate draws its noise floor, beyond what the rows' repetitions
+/// show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct GateOptions {
+    /// `--noise-floor`: a size of change (0.25 for 25%, a fall of 25% for
+    /// a `<` rule, a rise of 25% for a `>` rule) that no row's change is
+    /// called beyond noise within, whatever its repetitions say: the
+    /// between-run spread this machine showed in an A/A calibration.
+    pub noise_floor: Option<f64>,
+    /// `--max-floor`: the largest noise floor (a size, on the rule's side)
+    /// a row may have and still be judged; a row whose floor is above it
+    /// makes the gate fail as too noisy (it could not see a change of that
+    /// size there).
+    pub max_floor: Option<f64>,
 }
 
 /// A row that broke a rule.
@@ -37,16 +62,20 @@ pub struct Breach {
     pub p: f64,
     /// The run-wide shift B was divided by first (None: as measured).
     pub shift: Option<f64>,
+    /// The row's noise floor (see [`RowFloor`]), which the change was beyond.
+    pub floor: f64,
 }
 
 /// Why a row of a rule's metric was not judged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum NotJudgedReason {
     /// So few repetitions that the test cannot reach p < 0.05.
     TooFew { a_n: usize, b_n: usize },
     /// The median in A is zero: there is no relative change to take.
     ZeroInA,
+    /// Its noise floor is above `--max-floor`.
+    TooNoisy { floor: f64, max_floor: f64 },
 }
 
 impl NotJudgedReason {
@@ -57,8 +86,16 @@ impl NotJudgedReason {
                  the test to reach p < 0.05)"
             ),
             NotJudgedReason::ZeroInA => "its median in A is 0, so it has no relative change".into(),
+            NotJudgedReason::TooNoisy { max_floor, .. } => format!(
+                "too noisy to see a change of {} (noise floor above --max-floor)",
+                pct(*max_floor)
+            ),
         }
     }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
 }
 
 /// A row of a rule's metric that could not be judged.
@@ -84,6 +121,22 @@ pub struct RowMoved {
     pub servers: usize,
 }
 
+/// The smallest change a judged row could be called beyond noise by: the
+/// larger of what its repetitions allow and `--noise-floor`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowFloor {
+    pub rule: String,
+    pub cell: String,
+    /// The change on the rule's side that a change must pass: -0.3 for a
+    /// `<` rule is a fall of more than 30%.
+    pub floor: f64,
+    /// From the repetitions of both runs and the shift: the half-width of
+    /// an interval of the change at 5% split over every row judged
+    /// (Bonferroni), so an A/A pair fails the gate by chance at most one
+    /// time in twenty. None when the row has too few usable figures.
+    pub measured: Option<f64>,
+}
+
 /// The gate's decision with everything it rests on.
 #[derive(Debug, Clone, Serialize)]
 pub struct Gate {
@@ -103,11 +156,37 @@ pub struct Gate {
     pub notes: Vec<String>,
     /// Whether the comparison took the run-wide shift out of any row.
     pub beyond_shift: bool,
+    #[serde(flatten)]
+    pub options: GateOptions,
+    /// The row and rule pairs the 5% of the floor is split over: every
+    /// pair that had enough repetitions to be judged.
+    pub family: usize,
+    /// Each row judged, with its noise floor.
+    pub floors: Vec<RowFloor>,
+    /// Each rule's threshold, for [`Gate::blind`].
+    #[serde(skip)]
+    rule_thresholds: Vec<(String, f64)>,
 }
 
 impl Gate {
     pub fn passed(&self) -> bool {
         self.outcome == GateOutcome::Passed
+    }
+
+    /// The judged rows whose noise floor is above their rule's threshold:
+    /// a change between the two passes unseen there.
+    pub fn blind(&self) -> Vec<&RowFloor> {
+        self.floors
+            .iter()
+            .filter(|f| f.floor.abs() > self.threshold_of(&f.rule).abs())
+            .collect()
+    }
+
+    fn threshold_of(&self, rule: &str) -> f64 {
+        self.rule_thresholds
+            .iter()
+            .find(|(r, _)| r == rule)
+            .map_or(0.0, |(_, t)| *t)
     }
 }
 
@@ -115,8 +194,13 @@ fn cell(r: &CompareRow) -> String {
     format!("{} c={} {}", r.test, r.connections, r.server)
 }
 
-/// Judges `c` by `rules`.
+/// Judges `c` by `rules`, with the floor from the repetitions alone.
 pub fn judge(c: &Comparison, rules: &GateRules) -> Gate {
+    judge_with(c, rules, GateOptions::default())
+}
+
+/// Judges `c` by `rules` and `options`.
+pub fn judge_with(c: &Comparison, rules: &GateRules, options: GateOptions) -> Gate {
     let mut gate = Gate {
         rules: rules.to_string(),
         outcome: GateOutcome::Passed,
@@ -127,12 +211,40 @@ pub fn judge(c: &Comparison, rules: &GateRules) -> Gate {
         rows_moved: Vec::new(),
         notes: Vec::new(),
         beyond_shift: !c.run_shift.is_empty(),
+        options,
+        family: 0,
+        floors: Vec::new(),
+        rule_thresholds: rules
+            .0
+            .iter()
+            .map(|r| (r.text.clone(), r.threshold))
+            .collect(),
     };
+    // The family the 5% is split over: every row and rule pair that
+    // could be judged at all.
+    let family = rules
+        .0
+        .iter()
+        .map(|rule| {
+            c.rows
+                .iter()
+                .filter(|r| r.metric == rule.metric && unjudgeable(r).is_none())
+                .count()
+        })
+        .sum::<usize>()
+        .max(1);
+    gate.family = family;
     for rule in &rules.0 {
-        judge_rule(c, rule, &mut gate);
+        judge_rule(c, rule, family, &mut gate);
     }
+    let too_noisy = gate
+        .not_judged
+        .iter()
+        .any(|n| matches!(n.reason, NotJudgedReason::TooNoisy { .. }));
     gate.outcome = if !gate.breaches.is_empty() || !gate.lost.is_empty() {
         GateOutcome::Failed
+    } else if too_noisy {
+        GateOutcome::TooNoisy
     } else if gate.judged == 0 {
         GateOutcome::NothingJudged
     } else {
@@ -141,7 +253,49 @@ pub fn judge(c: &Comparison, rules: &GateRules) -> Gate {
     gate
 }
 
-fn judge_rule(c: &Comparison, rule: &GateRule, gate: &mut Gate) {
+fn unjudgeable(r: &CompareRow) -> Option<NotJudgedReason> {
+    if r.verdict == Verdict::TooFew {
+        Some(NotJudgedReason::TooFew {
+            a_n: r.a.n,
+            b_n: r.b.n,
+        })
+    } else if !r.change.is_finite() {
+        Some(NotJudgedReason::ZeroInA)
+    } else {
+        None
+    }
+}
+
+/// The row's noise floor as a size on `rule`'s side (0.3: a fall of 30%
+/// for a `<` rule, a rise of 30% for a `>` one), and the part its
+/// repetitions gave. The interval is symmetric in `ln(1 + change)`, so the
+/// same noise is a smaller fall than rise.
+fn floor_of(
+    r: &CompareRow,
+    rule: &GateRule,
+    family: usize,
+    options: GateOptions,
+) -> (f64, Option<f64>) {
+    let measured = r.noise.map(|n| {
+        let half = floor::t_two_sided(ALPHA / family as f64, n.df) * n.se;
+        match rule.direction {
+            Direction::Below => -(-half).exp_m1(),
+            Direction::Above => half.exp_m1(),
+        }
+    });
+    let given = options.noise_floor.unwrap_or(0.0);
+    (measured.unwrap_or(0.0).max(given), measured)
+}
+
+/// A size on `rule`'s side as a signed change.
+fn signed(rule: &GateRule, size: f64) -> f64 {
+    match rule.direction {
+        Direction::Below => -size,
+        Direction::Above => size,
+    }
+}
+
+fn judge_rule(c: &Comparison, rule: &GateRule, family: usize, gate: &mut Gate) {
     if rule.flags_improvement() {
         gate.notes.push(format!(
             "{rule} fails on a change compare calls better ({}): it catches a change too good \
@@ -157,17 +311,7 @@ fn judge_rule(c: &Comparison, rule: &GateRule, gate: &mut Gate) {
         ));
     }
     for r in rows {
-        let reason = if r.verdict == Verdict::TooFew {
-            Some(NotJudgedReason::TooFew {
-                a_n: r.a.n,
-                b_n: r.b.n,
-            })
-        } else if !r.change.is_finite() {
-            Some(NotJudgedReason::ZeroInA)
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
+        if let Some(reason) = unjudgeable(r) {
             gate.not_judged.push(NotJudged {
                 rule: rule.text.clone(),
                 cell: cell(r),
@@ -175,11 +319,28 @@ fn judge_rule(c: &Comparison, rule: &GateRule, gate: &mut Gate) {
             });
             continue;
         }
+        let (size, measured) = floor_of(r, rule, family, gate.options);
+        let floor = signed(rule, size);
+        if let Some(max_floor) = gate.options.max_floor.filter(|&m| size > m) {
+            gate.not_judged.push(NotJudged {
+                rule: rule.text.clone(),
+                cell: cell(r),
+                reason: NotJudgedReason::TooNoisy { floor, max_floor },
+            });
+            continue;
+        }
         gate.judged += 1;
+        gate.floors.push(RowFloor {
+            rule: rule.text.clone(),
+            cell: cell(r),
+            floor,
+            measured: measured.map(|m| signed(rule, m)),
+        });
         // Better or Worse is p < alpha; the threshold's side says which
         // of the two the rule is about, so the verdict need not.
         let significant = matches!(r.verdict, Verdict::Better | Verdict::Worse);
-        if significant && rule.beyond(r.change) {
+        let beyond_floor = r.change.abs() > size;
+        if significant && beyond_floor && rule.beyond(r.change) {
             gate.breaches.push(Breach {
                 rule: rule.text.clone(),
                 cell: cell(r),
@@ -187,6 +348,7 @@ fn judge_rule(c: &Comparison, rule: &GateRule, gate: &mut Gate) {
                 change_ci95: r.change_ci95,
                 p: r.p,
                 shift: r.shift,
+                floor,
             });
         }
     }
@@ -236,6 +398,7 @@ mod tests {
             },
             verdict,
             shift: None,
+            noise: None,
         }
     }
 
@@ -287,6 +450,39 @@ mod tests {
             ]
         );
         assert!(g.notes.is_empty(), "{:?}", g.notes);
+    }
+
+    #[test]
+    fn the_floor_widens_with_every_row_the_gate_judges() {
+        use crate::compare::ChangeNoise;
+        let noisy = |server: &str, change: f64, verdict: Verdict| CompareRow {
+            noise: Some(ChangeNoise { se: 0.05, df: 8.0 }),
+            ..row(Metric::RequestsPerS, server, 5, change, verdict)
+        };
+        // Alone, a 20% fall is beyond a floor of t(5%, 8) * 0.05 in ln.
+        let g = judge(
+            &comparison(vec![noisy("slow", -0.2, Verdict::Worse)]),
+            &rules("rps<-5%"),
+        );
+        assert_eq!(g.outcome, GateOutcome::Failed, "{g:?}");
+        let floor = -(-floor::t_two_sided(0.05, 8.0) * 0.05).exp_m1();
+        assert!((g.breaches[0].floor + floor).abs() < 1e-12, "{g:?}");
+        // Among 40 rows the same fall is one chance in 40: within the floor.
+        let mut rows = vec![noisy("slow", -0.2, Verdict::Worse)];
+        rows.extend((0..39).map(|i| noisy(&format!("s{i}"), 0.0, Verdict::NoChange)));
+        let g = judge(&comparison(rows.clone()), &rules("rps<-5%"));
+        assert_eq!(g.outcome, GateOutcome::Passed, "{g:?}");
+        assert_eq!(g.family, 40);
+        assert!(g.floors[0].floor < -0.2, "{:?}", g.floors[0]);
+        assert_eq!(g.blind().len(), 40);
+        // Asked to see 20%, it cannot, and fails as too noisy.
+        let opts = GateOptions {
+            max_floor: Some(0.2),
+            ..GateOptions::default()
+        };
+        let g = judge_with(&comparison(rows), &rules("rps<-5%"), opts);
+        assert_eq!(g.outcome, GateOutcome::TooNoisy, "{g:?}");
+        assert_eq!(g.judged, 0);
     }
 
     #[test]

@@ -6,17 +6,52 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::compare::{percent, Comparison};
-use crate::gate_judge::{Gate, GateOutcome, NotJudged};
+use crate::gate_judge::{Gate, GateOutcome, NotJudged, NotJudgedReason};
 use crate::html::esc;
 
 /// The one-line verdict: what an exit code means, in words.
 pub fn gate_headline(g: &Gate) -> String {
     match g.outcome {
-        GateOutcome::Passed => format!(
-            "gate passed: no row moved beyond {} and beyond noise ({})",
-            g.rules,
-            judged(g.judged)
-        ),
+        GateOutcome::Passed => {
+            let blind = g.blind();
+            let worst = blind.iter().map(|f| f.floor.abs()).fold(0.0, f64::max);
+            let caveat = if blind.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", but it could not see a change smaller than its noise floor, up to {} \
+                     ({} above their rule's threshold; --max-floor fails such a gate)",
+                    percent_abs(worst),
+                    rows_word(blind.len())
+                )
+            };
+            format!(
+                "gate passed: no row moved beyond {} and beyond noise ({}){caveat}",
+                g.rules,
+                judged(g.judged)
+            )
+        }
+        GateOutcome::TooNoisy => {
+            let noisy: Vec<f64> = g
+                .not_judged
+                .iter()
+                .filter_map(|n| match n.reason {
+                    NotJudgedReason::TooNoisy { floor, .. } => Some(floor.abs()),
+                    _ => None,
+                })
+                .collect();
+            format!(
+                "gate FAILED: cannot judge a change of {} here: {} a noise floor above \
+                 --max-floor (up to {}); no judged row moved beyond {} and beyond noise",
+                g.options.max_floor.map_or("?".into(), percent_abs),
+                match noisy.len() {
+                    1 => "1 row has".to_string(),
+                    n => format!("{n} rows have"),
+                },
+                percent_abs(noisy.iter().copied().fold(0.0, f64::max)),
+                g.rules
+            )
+        }
         GateOutcome::Failed => {
             let mut why = Vec::new();
             if !g.breaches.is_empty() {
@@ -39,6 +74,54 @@ pub fn gate_headline(g: &Gate) -> String {
              pass)",
             g.rules
         ),
+    }
+}
+
+/// `12.3%`, for a floor: a size, without a sign.
+fn percent_abs(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// What the noise floors were, rule by rule: the smallest and the largest.
+fn floor_line(g: &Gate) -> Option<String> {
+    if g.floors.is_empty() {
+        return None;
+    }
+    // Each rule's floors, the smallest and the largest in size.
+    let mut by_rule: Vec<(&str, f64, f64)> = Vec::new();
+    for f in &g.floors {
+        match by_rule.iter_mut().find(|(r, _, _)| *r == f.rule) {
+            Some((_, small, large)) => {
+                if f.floor.abs() < small.abs() {
+                    *small = f.floor;
+                }
+                if f.floor.abs() > large.abs() {
+                    *large = f.floor;
+                }
+            }
+            None => by_rule.push((&f.rule, f.floor, f.floor)),
+        }
+    }
+    let ranges: Vec<String> = by_rule
+        .iter()
+        .map(|(r, small, large)| format!("{r} {} to {}", percent(*small), percent(*large)))
+        .collect();
+    let given = g.options.noise_floor.map_or(String::new(), |f| {
+        format!(", and never below --noise-floor {}", percent_abs(f))
+    });
+    Some(format!(
+        "noise floor (a change within it is not called beyond noise; from both runs' \
+         repetitions and the shift's own spread, at 5% split over {} rows{given}): {}",
+        g.family,
+        ranges.join(", ")
+    ))
+}
+
+fn rows_word(n: usize) -> String {
+    if n == 1 {
+        "1 row".into()
+    } else {
+        format!("{n} rows")
     }
 }
 
@@ -77,12 +160,16 @@ fn detail_lines(g: &Gate) -> Vec<String> {
             format!(", beyond the run-wide shift of {}", percent(s - 1.0))
         });
         lines.push(format!(
-            "FAIL {}: {} {} (p = {:.3}{interval}{shift})",
+            "FAIL {}: {} {} (p = {:.3}{interval}{shift}, noise floor {})",
             b.cell,
             b.rule,
             percent(b.change),
-            b.p
+            b.p,
+            percent(b.floor)
         ));
+    }
+    if let Some(line) = floor_line(g) {
+        lines.push(line);
     }
     for cell in &g.lost {
         lines.push(format!(
@@ -153,8 +240,8 @@ pub(crate) fn gate_html(b: &mut String, g: &Gate) {
     let _ = write!(
         b,
         "<section id=\"gate\"><h2>Regression gate</h2><p class=\"legend\">--fail-on {}: a row \
-         fails when its change is beyond a rule's threshold and compare calls it significant \
-         (p &lt; 0.05){}.</p><p class=\"{class}\">{}</p>",
+         fails when its change is beyond a rule's threshold, compare calls it significant \
+         (p &lt; 0.05){}, and it is beyond its noise floor.</p><p class=\"{class}\">{}</p>",
         esc(&g.rules),
         if g.beyond_shift {
             ", beyond the run-wide shift"

@@ -61,7 +61,8 @@ pub use gate::{
     metric_name, valid_names, Direction, GateRule, GateRules, GateSyntaxError, METRIC_NAMES,
 };
 pub use gate_judge::{
-    judge as judge_gate, Breach, Gate, GateOutcome, NotJudged, NotJudgedReason, RowMoved,
+    judge as judge_gate, judge_with as judge_gate_with, Breach, Gate, GateOptions, GateOutcome,
+    NotJudged, NotJudgedReason, RowFloor, RowMoved,
 };
 pub use gate_view::{compare_json, gate_headline, write_gate_text};
 pub use html::write_html;
