@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use netbench_suite::store::{
-    BuildStatus, CellKey, Measurement, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store,
-};
+use netbench_records::fixtures;
+use netbench_suite::records_of::scenario_records_of_text;
+use netbench_suite::store::{Measurement, NewRun, RunStatus, Store};
 
 const SUITE: &str = "servers = [\"*\"]\n\
     [[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [100]\n\
@@ -23,23 +23,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// A LoadResult's JSON with these figures.
-fn result(rps: f64, p99_ns: f64) -> String {
-    let latency = serde_json::json!({"count": 1000, "min_ns": 1.0, "mean_ns": p99_ns / 4.0,
-        "stdev_ns": 0.0, "p50_ns": p99_ns / 4.0, "p90_ns": p99_ns / 2.0, "p99_ns": p99_ns,
-        "p999_ns": p99_ns * 2.0, "p9999_ns": p99_ns * 2.0, "max_ns": p99_ns * 3.0});
-    serde_json::json!({
-        "interrupted": false, "requests": 1000, "errors": [0, 0, 0, 0, 0, 0, 0, 0, 0],
-        "duration_s": 3.0, "rps": rps, "latency": latency, "connect": latency,
-        "connects": 100, "bytes_read": 0, "bytes_written": 0, "workers": [],
-        "client_cpu_s": 0.1, "process_cpu_s": 0.1, "configured_connections": 100,
-        "achieved_concurrency": 100.0, "rate": null,
-        "verdict": {"client_bound": false, "reasons": [], "busiest_cpu": 0.1,
-                    "busiest_loop": 0.1, "in_flight": 1.0}
-    })
-    .to_string()
 }
 
 /// One stored run.
@@ -65,36 +48,16 @@ fn none_failed(_: usize, _: &str) -> bool {
 fn record(store: &Store, spec: &RunSpec<'_>) -> i64 {
     let run = store
         .begin_run(&NewRun {
-            suite: "gate".into(),
             suite_toml: SUITE.into(),
-            command: "netbench run gate".into(),
-            environment: serde_json::json!({}),
-            placement: serde_json::json!({}),
             repetitions: Some(spec.repetitions),
-            work_seed: 1,
-            adaptive: None,
-            scenarios: netbench_suite::records_of::scenario_records_of_text("gate", SUITE),
+            scenarios: scenario_records_of_text("gate", SUITE),
+            ..fixtures::new_run("gate")
         })
         .unwrap();
     for s in 0..spec.servers {
         let server = format!("s{s}");
         store
-            .record_server(
-                run,
-                &ServerRecord {
-                    server: server.clone(),
-                    variant: String::new(),
-                    manifest_toml: String::new(),
-                    build_status: BuildStatus::Ok,
-                    build_s: 0.0,
-                    artefact_bytes: None,
-                    ready_s: Some(0.1),
-                    verify_json: None,
-                    excluded_reason: None,
-                    allocator: None,
-                    facts: Default::default(),
-                },
-            )
+            .record_server(run, &fixtures::server(&server, ""))
             .unwrap();
         for scenario in ["blank", "work"] {
             // Servers and scenarios apart, so no two cells look alike.
@@ -102,40 +65,17 @@ fn record(store: &Store, spec: &RunSpec<'_>) -> i64 {
             for rep in 1..=spec.repetitions {
                 let jitter = 1.0 + spec.noise[(rep as usize - 1) % 5];
                 let rps = base * jitter * (spec.scale)(s, scenario);
-                let failed = (spec.failed)(s, scenario);
-                store
-                    .record_measurement(
-                        run,
-                        &Measurement {
-                            id: None,
-                            key: CellKey {
-                                server: server.clone(),
-                                variant: String::new(),
-                                scenario: scenario.into(),
-                                connections: 100,
-                                repetition: rep,
-                            },
-                            status: if failed {
-                                MeasurementStatus::Failed
-                            } else {
-                                MeasurementStatus::Ok
-                            },
-                            failure: failed.then(|| "server exited".to_string()),
-                            result_json: (!failed)
-                                .then(|| result(rps, 1e6 * 10_000.0 * (1.0 + s as f64) / rps)),
-                            histogram: None,
-                            client_bound: false,
-                            started_at: "2026-11-26T19:00:00Z".into(),
-                            duration_s: 3.0,
-                            samples: Vec::new(),
-                            noise: None,
-                            facts: None,
-                            server_cpu_s: None,
-                            network: None,
-                            warmup: None,
-                        },
-                    )
-                    .unwrap();
+                let key = fixtures::key(&server, scenario, 100, rep);
+                let m = if (spec.failed)(s, scenario) {
+                    fixtures::failed(key, "server exited")
+                } else {
+                    let p99_ns = 1e6 * 10_000.0 * (1.0 + s as f64) / rps;
+                    Measurement {
+                        result_json: Some(fixtures::load_result(rps, p99_ns, 3.0)),
+                        ..fixtures::ok(key, rps)
+                    }
+                };
+                store.record_measurement(run, &m).unwrap();
             }
         }
     }
