@@ -19,52 +19,17 @@ fn validator() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema itself is valid")
 }
 
-fn load_result(rps: f64) -> String {
-    let latency = serde_json::json!({"count": 10, "min_ns": 1.0, "mean_ns": 1.0,
-        "stdev_ns": 0.0, "p50_ns": 1.0, "p90_ns": 1.0, "p99_ns": 1.0, "p999_ns": 1.0,
-        "p9999_ns": 1.0, "max_ns": 1.0});
-    serde_json::json!({
-        "interrupted": false, "requests": 10, "errors": [0, 0, 0, 0, 0, 0, 0, 0, 0],
-        "duration_s": 1.0, "rps": rps, "latency": latency, "connect": latency,
-        "connects": 1, "bytes_read": 0, "bytes_written": 0, "workers": [],
-        "client_cpu_s": 0.1, "process_cpu_s": 0.1, "configured_connections": 10,
-        "achieved_concurrency": 10.0, "rate": null,
-        "verdict": {"client_bound": false, "reasons": [], "busiest_cpu": 0.1,
-                    "busiest_loop": 0.1, "in_flight": 1.0}
-    })
-    .to_string()
-}
-
 fn measurement(scenario: &str, connections: u32, facts: Option<Facts>, ok: bool) -> Measurement {
     let idle = matches!(facts, Some(Facts::Idle(_)));
+    let key = fixtures::key("s", scenario, connections, 1);
     Measurement {
-        id: None,
-        key: CellKey {
-            server: "s".into(),
-            variant: String::new(),
-            scenario: scenario.into(),
-            connections,
-            repetition: 1,
-        },
-        status: if ok {
-            MeasurementStatus::Ok
-        } else {
-            MeasurementStatus::Failed
-        },
-        failure: (!ok).then(|| "crashed".to_string()),
         result_json: ok.then(|| {
             if idle {
                 "{}".to_string()
             } else {
-                load_result(1000.0)
+                fixtures::load_result(1000.0, 1.0, 1.0)
             }
         }),
-        histogram: None,
-        client_bound: false,
-        started_at: String::new(),
-        duration_s: 1.0,
-        samples: Vec::new(),
-        noise: None,
         facts,
         server_cpu_s: Some(0.5),
         // Over a shaped veth pair, so the schema sees every field of a path.
@@ -79,6 +44,11 @@ fn measurement(scenario: &str, connections: u32, facts: Option<Facts>, ok: bool)
             burst_bytes: Some(125_000),
         }),
         warmup: None,
+        ..if ok {
+            fixtures::ok(key, 1000.0)
+        } else {
+            fixtures::failed(key, "crashed")
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Tests of the results store, on in-memory and on-disk databases.
 
 use super::*;
+use netbench_records::fixtures::key;
 use rusqlite::types::{FromSql, ValueRef};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,16 +56,6 @@ fn server(name: &str, variant: &str) -> ServerRecord {
         excluded_reason: None,
         allocator: None,
         facts: ServerFacts::default(),
-    }
-}
-
-fn key(server: &str, scenario: &str, connections: u32, repetition: u32) -> CellKey {
-    CellKey {
-        server: server.into(),
-        variant: String::new(),
-        scenario: scenario.into(),
-        connections,
-        repetition,
     }
 }
 
