@@ -99,7 +99,7 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let allocators = crate::axes::allocator_study(r);
     crate::axes::allocators_html(&mut b, &allocators);
     crate::axes::models_html(&mut b, r, &colors);
-    crate::kind_html::kinds_html(&mut b, r, &colors);
+    crate::kind_html::kinds_html(&mut b, r, &colors, &mut ranked);
     servers(&mut b, r, &colors);
     environment(&mut b, r);
     failures(&mut b, r);
@@ -314,9 +314,12 @@ fn server_name_html(s: &ServerInfo) -> String {
 
 fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
+        // Eleven columns of 30 servers scrolled inside the table at 1280 px
+        // (issue 29): pairs of facts share a cell, a line each, so the
+        // table fits a laptop's width with every fact still there.
         "<section id=\"servers\"><h2>Servers</h2><table class=\"grid servers\"><thead><tr><th>server</th>\
-         <th>language</th><th>framework</th><th>model</th><th>tier</th><th>allocator</th><th>build</th><th>artefact</th>\
-         <th>ready after</th><th>peak memory</th><th>verify</th></tr></thead><tbody>",
+         <th>language<br>framework</th><th>model<br>tier</th><th>allocator</th><th>build<br>artefact</th>\
+         <th>ready after<br>peak memory</th><th>verify</th></tr></thead><tbody>",
     );
     for s in &r.servers {
         let verify = match (&s.verify, &s.excluded_reason) {
@@ -341,8 +344,8 @@ fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
         let _ = write!(
             b,
             "<tr data-server=\"{}\" data-model=\"{}\" data-color=\"{}\"><th title=\"{}\">{}{}</th>\
-             <td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text nowrap\" title=\"{}\">{}{}</td>\
-             <td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap text\">{}</td></tr>",
+             <td class=\"text\">{}<br><small>{}</small></td><td class=\"text nowrap\" title=\"{}\">{}{}<br><small>{}</small></td>\
+             <td class=\"text\">{}</td><td>{}<br><small>{}</small></td><td>{}<br><small>{}</small></td><td class=\"wrap text\">{}</td></tr>",
             esc(&s.label),
             model_name(s.model),
             esc(&color),
