@@ -83,10 +83,21 @@ pub(crate) fn page(out: &mut impl Write, title: &str, body: &str, data: &str) ->
 
 /// Writes the run's report.
 pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    write_report(out, r, None)
+}
+
+/// The run's report as a page of the static site: the same report with a
+/// link back to the site's index (`up`, relative to the page) above its
+/// title, so a reader who followed a run's link is not stranded there.
+pub(crate) fn write_site_run(out: &mut impl Write, r: &Report, up: &str) -> io::Result<()> {
+    write_report(out, r, Some(up))
+}
+
+fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Result<()> {
     let mut b = String::new();
     let title = format!("netbench · run {} · {}", r.run.id, r.run.suite);
     let colors = swatches(r);
-    header(&mut b, r, &title);
+    header(&mut b, r, &title, up);
     crate::summary_view::summary_html(&mut b, r, &colors);
     let mut ranked = RankedCharts::default();
     crate::ranked_view::throughput_html(&mut b, r, &colors, &mut ranked);
@@ -130,10 +141,18 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     page(out, &title, &b, &script_json(r))
 }
 
-fn header(b: &mut String, r: &Report, title: &str) {
+fn header(b: &mut String, r: &Report, title: &str, up: Option<&str>) {
+    b.push_str("<header>");
+    if let Some(up) = up {
+        let _ = write!(
+            b,
+            "<p class=\"meta\"><a href=\"{}\">← all results</a></p>",
+            esc(up)
+        );
+    }
     let _ = write!(
         b,
-        "<header><h1>{}</h1><p class=\"meta\">{} · started {}{} · <code>{}</code></p>",
+        "<h1>{}</h1><p class=\"meta\">{} · started {}{} · <code>{}</code></p>",
         esc(title),
         esc(&r.run.status),
         esc(&r.run.started_at),
