@@ -19,7 +19,7 @@ SECTION ?=
 # What `make load-demo` sends: `make load-demo LOAD_ARGS="-c 1000 -d 10s"`.
 LOAD_ARGS ?= -c 100 -d 5s --warmup 1s --expect-status 200 --expect-content-type text/plain --expect-body OK
 
-.PHONY: all build netbench run load-demo test test-deps server-deps screenshot lint bench clean
+.PHONY: all build netbench run load-demo test test-deps server-deps screenshot site lint bench clean
 
 all: build
 
@@ -136,6 +136,15 @@ screenshot: netbench test-deps
 	  node crates/testkit/browser/check.mjs results/screenshot/report.html results/screenshot/page.png --max-height 1600 --sections docs >/dev/null && \
 	  echo "wrote docs/report-<section>.png"; \
 	fi
+
+# The static site over the whole store (docs/site.md): the index, every
+# run's report and a page per server, written to results/site from
+# results/netbench.sqlite (read only), then the index's path printed. A
+# second `make site` replaces the pages in place; the folder opens from disk.
+SITE_DIR := results/site
+site: netbench
+	$(NETBENCH) site --db results/netbench.sqlite -o $(SITE_DIR)
+	@echo "open $(SITE_DIR)/index.html"
 
 # Each Rust and Go server is checked with its own formatter, found by its
 # build file, so a new server folder is covered without naming it here.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use netbench_engine::{ErrorCounts, LatencySummary};
+use netbench_suite::kinds::{Facts, IdleFacts, IdleLevelFacts, LineFit};
 use netbench_suite::store::{
     BuildStatus, CellKey, Measurement, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store,
 };
@@ -62,20 +63,61 @@ fn result_json(rps: f64) -> String {
     .to_string()
 }
 
+/// An idle scenario, for the runs that hold idle connections too.
+const IDLE: &str = "[[scenarios]]\nname = \"held\"\nkind = \"idle\"\nendpoint = \"blank\"\n\
+    connections = [10, 100]\nhold = \"1s\"\n";
+
+/// The idle facts of a server whose PSS grows by `slope` bytes a connection.
+fn idle_facts(slope: f64) -> Facts {
+    let level = |connections: u32| IdleLevelFacts {
+        connections,
+        open: connections,
+        failed: 0,
+        closed_by_server: 0,
+        open_s: 0.1,
+        pss_bytes: 1_000_000 + (f64::from(connections) * slope) as u64,
+        rss_bytes: 2_000_000,
+        threads: 4,
+        cpu_cores_mean: 0.01,
+        cpu_cores_peak: 0.05,
+        heartbeats: 0,
+        heartbeat_errors: 0,
+        client_cpu_s: 0.0,
+    };
+    Facts::Idle(IdleFacts {
+        hold_s: 1.0,
+        heartbeat_s: None,
+        levels: vec![level(10), level(100)],
+        pss_fit: Some(LineFit {
+            slope,
+            intercept: 1_000_000.0,
+            r2: 1.0,
+            points: 2,
+        }),
+    })
+}
+
 /// One stored run: `servers` as (name, variant, manifest, speed), each
 /// measured in every cell at `speed` × the cell's base figure, repetitions
-/// a little apart.
+/// a little apart; with `idle`, each also holds idle connections, its
+/// memory per connection 2 KiB ÷ `speed`.
 fn stored_run(
     store: &Store,
     suite: &str,
     repetitions: u32,
     env: serde_json::Value,
     servers: &[(&str, &str, &str, f64)],
+    idle: bool,
 ) -> i64 {
+    let suite_toml = SUITE.replace("repetitions = 3", &format!("repetitions = {repetitions}"));
     let id = store
         .begin_run(&NewRun {
             suite: suite.into(),
-            suite_toml: SUITE.replace("repetitions = 3", &format!("repetitions = {repetitions}")),
+            suite_toml: if idle {
+                format!("{suite_toml}{IDLE}")
+            } else {
+                suite_toml
+            },
             command: format!("netbench run {suite}"),
             environment: env,
             placement: serde_json::json!({"server": [0], "client": [1]}),
@@ -104,6 +146,36 @@ fn stored_run(
                 },
             )
             .unwrap();
+        if idle {
+            store
+                .record_measurement(
+                    id,
+                    &Measurement {
+                        id: None,
+                        key: CellKey {
+                            server: name.into(),
+                            variant: variant.into(),
+                            scenario: "held".into(),
+                            connections: 100,
+                            repetition: 1,
+                        },
+                        status: MeasurementStatus::Ok,
+                        failure: None,
+                        result_json: Some(result_json(0.0)),
+                        histogram: None,
+                        client_bound: false,
+                        started_at: "2026-11-20T10:00:00Z".into(),
+                        duration_s: 1.0,
+                        samples: Vec::new(),
+                        noise: None,
+                        facts: Some(idle_facts(2048.0 / speed)),
+                        server_cpu_s: None,
+                        network: None,
+                        warmup: None,
+                    },
+                )
+                .unwrap();
+        }
         for (scenario, conns, base) in [
             ("blank", 1, 20_000.0),
             ("blank", 100, 90_000.0),
@@ -147,7 +219,8 @@ fn stored_run(
 }
 
 /// Four runs: aa three times (the kernel changes before the second, the
-/// commit before the third; gamma joins in the second), quick once.
+/// commit before the third, which holds idle connections too; gamma joins
+/// in the second), quick once.
 fn store_of_runs(db: &Path) {
     let store = Store::open(db).unwrap();
     let alpha = manifest(
@@ -166,13 +239,41 @@ fn store_of_runs(db: &Path) {
         ("alpha", "tuned", alpha.as_str(), 1.1),
         ("beta", "", beta.as_str(), 0.8),
     ];
-    stored_run(&store, "aa", 3, env("6.1.0", "1111111111111111"), &first);
+    stored_run(
+        &store,
+        "aa",
+        3,
+        env("6.1.0", "1111111111111111"),
+        &first,
+        false,
+    );
     let mut more = first.clone();
     more.push(("gamma", "", gamma.as_str(), 0.5));
-    stored_run(&store, "aa", 3, env("6.18.4", "1111111111111111"), &more);
+    stored_run(
+        &store,
+        "aa",
+        3,
+        env("6.18.4", "1111111111111111"),
+        &more,
+        false,
+    );
     more[2].3 = 0.9;
-    stored_run(&store, "aa", 3, env("6.18.4", "2222222222222222"), &more);
-    stored_run(&store, "quick", 1, env("6.18.4", "2222222222222222"), &more);
+    stored_run(
+        &store,
+        "aa",
+        3,
+        env("6.18.4", "2222222222222222"),
+        &more,
+        true,
+    );
+    stored_run(
+        &store,
+        "quick",
+        1,
+        env("6.18.4", "2222222222222222"),
+        &more,
+        false,
+    );
 }
 
 /// Every `href` of an HTML page.
@@ -268,6 +369,36 @@ fn the_site_holds_every_run_and_its_links_resolve() {
     // A score chart and three throughput timelines for aa; quick's one run
     // has throughput only.
     assert_eq!(alpha.matches("data-chart=\"timeline\"").count(), 1 + 3 + 3);
+    // The idle figures of run 3, on the server's own page: a table of the
+    // kind with the run and its date, a row per label.
+    let kinds = alpha
+        .split("<section id=\"kinds\">")
+        .nth(1)
+        .expect("a kinds section on alpha's page");
+    let idle = kinds
+        .split("<table class=\"grid kind\" data-kind=\"Idle connections\">")
+        .nth(1)
+        .expect("an idle table on alpha's page");
+    let idle = idle.split("</table>").next().unwrap();
+    assert!(
+        idle.contains("<tr><td><a href=\"../runs/3.html\">#3</a></td><td>2026-")
+            && idle.contains("<td>alpha</td><td>2.0 KiB/conn (r² 1.00, 2 levels)</td>")
+            && idle.contains("<td>alpha:tuned</td><td>1.8 KiB/conn (r² 1.00, 2 levels)</td>"),
+        "{idle}"
+    );
+    assert!(!idle.contains("beta"), "{idle}");
+    // Every page but the index leads back to it.
+    for p in &pages[1..] {
+        let html = std::fs::read_to_string(site.join(p)).unwrap();
+        assert!(
+            html.contains("<a href=\"../index.html\">← all results</a>"),
+            "{p} has no link back to the index"
+        );
+    }
+    let first_write: Vec<String> = pages
+        .iter()
+        .map(|p| std::fs::read_to_string(site.join(p)).unwrap())
+        .collect();
 
     // Written again into its own folder: fine; a page no longer part of
     // the site (listed by the earlier write) is removed.
@@ -285,8 +416,10 @@ fn the_site_holds_every_run_and_its_links_resolve() {
         "{stderr}"
     );
     assert!(!site.join("servers/gone.html").exists());
-    let again = std::fs::read_to_string(site.join("index.html")).unwrap();
-    assert_eq!(again, index, "the same store gives the same site");
+    for (p, before) in pages.iter().zip(&first_write) {
+        let again = std::fs::read_to_string(site.join(p)).unwrap();
+        assert!(again == *before, "{p}: the same store gives the same page");
+    }
 }
 
 #[test]

@@ -8,7 +8,8 @@
 // bars (one per server, best first, names on the axis) and one of dots (a
 // dot per repetition); every other per-server chart has a series per server
 // in the report's column order (by model, then name), carrying its server
-// and model, and past 8 servers a legend of models instead of servers. When
+// and model, and past 8 servers a legend of models instead of servers; a
+// line chart names every line at its end (endLabels). When
 // every chart is drawn, body[data-charts] holds their number, for the
 // browser test.
 (function () {
@@ -118,13 +119,14 @@
     const lead = Math.round(v / 10 ** Math.floor(Math.log10(v)));
     return [1, 2, 5].includes(lead) ? tick(v) : '';
   };
-  const figureOf = (spec, v) => (spec.measure === 'latency' ? ms(v * 1e6) : short(v));
+  const figureOf = (spec, v) => (spec.figure === 'ms' ? ms(v * 1e6)
+    : spec.figure === 'percent' ? (v * 100).toFixed(v >= 0.995 ? 0 : 1) + '%' : short(v));
   // Beside a bar: its share of the leader's figure (higher is better), or
   // its multiple of the lowest (lower is better: "×3.2" reads better than
   // "320%").
   const shareText = (spec, b) => {
     if (b.share == null || spec.bars.length < 2) return '';
-    if (spec.measure === 'latency' || spec.measure === 'memory') {
+    if (spec.lower_first) {
       return ' · ×' + (b.share >= 10 ? b.share.toFixed(0) : b.share.toFixed(1));
     }
     return ' · ' + Math.round(b.share * 100) + '%';
@@ -166,7 +168,7 @@
   const tierBands = (spec) => ({
     id: 'tierBands',
     beforeDatasetsDraw(chart) {
-      if (spec.measure !== 'throughput') return;
+      if (!spec.bars.some((b) => b.tier != null)) return;
       const y = chart.scales.y;
       const area = chart.chartArea;
       const step = spec.bars.length > 1 ? Math.abs(y.getPixelForValue(1) - y.getPixelForValue(0)) : area.bottom - area.top;
@@ -264,7 +266,7 @@
                 const b = bars[item.dataIndex];
                 let s = spec.unit + ': ' + figureOf(spec, b.value);
                 if (b.low != null) {
-                  s += (spec.measure === 'throughput' ? ' (95% CI ' : ' (repetitions ') + figureOf(spec, b.low)
+                  s += ' (' + spec.whisker + ' ' + figureOf(spec, b.low)
                     + ' to ' + figureOf(spec, b.high) + ')';
                 }
                 return s;
@@ -274,7 +276,10 @@
                 const b = bars[item.dataIndex];
                 const lines = [b.model + (b.tier != null ? ', tier T' + b.tier : '')];
                 if (b.raw != null) lines.push('raw median: ' + num(b.raw) + ' requests/s');
-                if (b.share != null) lines.push(Math.round(b.share * 100) + '% of ' + bars[0].server);
+                if (b.share != null) {
+                  lines.push(spec.lower_first ? '×' + b.share.toFixed(2) + ' ' + bars[0].server + '\'s'
+                    : Math.round(b.share * 100) + '% of ' + bars[0].server);
+                }
                 return lines.concat(b.flag_text);
               },
             },
@@ -282,6 +287,83 @@
         },
       },
     });
+  }
+
+  // A chart of 25 lines told apart by hover alone is not read (issue 29):
+  // every line is named at its end, in a column right of the plot, its
+  // name beside a swatch of its colour and a thin leader from its last
+  // point. Names whose ends crowd are pushed apart (never overlapping) and
+  // pulled back inside the canvas; a hidden line (its model clicked off in
+  // the legend) loses its name too. chart.$endLabels keeps where each name
+  // went, for the browser test.
+  const END_ROW = 13;
+  const lastPoint = (chart, i) => {
+    const d = chart.data.datasets[i];
+    const meta = chart.getDatasetMeta(i);
+    let last = null;
+    d.data.forEach((v, j) => {
+      const y = v !== null && typeof v === 'object' ? v.y : v;
+      const el = meta.data[j];
+      if (y != null && el && Number.isFinite(el.x) && Number.isFinite(el.y)) last = el;
+    });
+    return last;
+  };
+  // Each wanted height moved as little as it can so that names stay a row
+  // apart and between lo and hi: down from the top, then up from the bottom.
+  const spread = (wants, lo, hi) => {
+    const ys = wants.slice();
+    for (let k = 0; k < ys.length; k += 1) ys[k] = Math.max(ys[k], k ? ys[k - 1] + END_ROW : lo);
+    for (let k = ys.length - 1; k >= 0; k -= 1) ys[k] = Math.min(ys[k], k < ys.length - 1 ? ys[k + 1] - END_ROW : hi);
+    // More names than rows fit: evenly spaced, the closest they can be.
+    if (ys.length && ys[0] < lo) ys.forEach((y, k) => { ys[k] = lo + k * (hi - lo) / Math.max(1, ys.length - 1); });
+    return ys;
+  };
+  const endLabels = {
+    id: 'endLabels',
+    afterDatasetsDraw(chart) {
+      const area = chart.chartArea;
+      const ctx = chart.ctx;
+      const items = [];
+      chart.data.datasets.forEach((d, i) => {
+        if (d.dots || !chart.isDatasetVisible(i)) return;
+        const p = lastPoint(chart, i);
+        if (p) items.push({ text: d.label, color: d.borderColor, px: p.x, py: p.y, want: Math.min(Math.max(p.y, area.top), area.bottom) });
+      });
+      items.sort((a, b) => a.want - b.want);
+      const ys = spread(items.map((it) => it.want), END_ROW / 2, chart.height - END_ROW / 2);
+      const x = area.right + 10;
+      ctx.save();
+      ctx.font = LABEL_FONT;
+      ctx.textBaseline = 'middle';
+      chart.$endLabels = items.map((it, k) => {
+        const y = ys[k];
+        ctx.globalAlpha = 0.7;
+        ctx.strokeStyle = it.color;
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        ctx.moveTo(it.px + 3, it.py);
+        ctx.lineTo(area.right + 3, it.py);
+        ctx.lineTo(x, y);
+        ctx.stroke();
+        ctx.globalAlpha = 1;
+        ctx.fillStyle = it.color;
+        ctx.fillRect(x, y - 4, 8, 8);
+        ctx.fillStyle = '#1d2330';
+        ctx.fillText(it.text, x + 11, y);
+        return { text: it.text, x, y, width: 11 + ctx.measureText(it.text).width };
+      });
+      ctx.restore();
+    },
+  };
+  // A line chart with its names at the lines' ends: room for the longest
+  // name right of the plot.
+  function curveChart(canvas, config) {
+    const probe = document.createElement('canvas').getContext('2d');
+    probe.font = LABEL_FONT;
+    const longest = Math.max(0, ...config.data.datasets.map((d) => probe.measureText(d.label || '').width));
+    config.plugins = (config.plugins || []).concat([endLabels]);
+    config.options.layout = { padding: { right: Math.ceil(longest) + 24 } };
+    return new Chart(canvas, config);
   }
 
   const NINES = [[Math.log10(2), 'p50'], [1, 'p90'], [2, 'p99'], [3, 'p99.9'], [4, 'p99.99']];
@@ -303,7 +385,7 @@
         data: c.latency.points.map((p) => ({ x: p.nines, y: p.ns / 1e6, q: p.quantile })),
       };
     }).filter(Boolean);
-    new Chart(canvas, {
+    curveChart(canvas, {
       type: 'line',
       data: { datasets },
       options: {
@@ -435,20 +517,21 @@
           return v == null || (log && v <= 0) ? null : v;
         }),
       })).filter((ds) => ds.data.some((v) => v != null));
-      new Chart(canvas, {
+      curveChart(canvas, {
         type: 'line',
         data: { labels: test.connections.map((n) => num(n) + ' conn.'), datasets },
         options: {
           scales: { y: { type: log ? 'logarithmic' : 'linear', beginAtZero: !log, title: { display: true, text: yTitle } } },
-          plugins: { legend: legendFor(datasets, 'right') },
+          plugins: { legend: legendFor(datasets) },
         },
       });
     };
   }
 
-  // The scenario kinds' charts (crates/report/src/kind_html.rs), from the
+  // The scenario kinds' curves (crates/report/src/kind_html.rs), from the
   // report data's kinds: a series per server in the report's column order
-  // and in its colour, like every other per-server chart.
+  // and in its colour, like every other per-server chart. Their figures at
+  // one level are ranked charts (#report-ranked), drawn above.
   const KINDS = data.kinds || {};
   const series = (server, extra) => Object.assign({
     label: server, server, model: modelOf(server), borderColor: color(server), backgroundColor: color(server),
@@ -467,15 +550,6 @@
     title: { display: true, text: title },
     ticks: { callback: (v) => num(v) },
   });
-  const barsOf = (labels, datasets, yTitle, log) => ({
-    type: 'bar',
-    data: { labels, datasets },
-    options: {
-      scales: { y: { type: log ? 'logarithmic' : 'linear', beginAtZero: !log, title: { display: true, text: yTitle } } },
-      plugins: { legend: legendFor(datasets) },
-    },
-  });
-
   function idlePss(canvas) {
     const rows = inColumns((KINDS.idle || []).filter((r) => r.test === canvas.dataset.test && r.levels.length));
     const datasets = rows.map((r) => series(r.server, {
@@ -484,7 +558,7 @@
       borderWidth: 2,
       data: r.levels.map((l) => ({ x: l.connections, y: l.pss_bytes / 1048576 })),
     }));
-    new Chart(canvas, {
+    curveChart(canvas, {
       type: 'line',
       data: { datasets },
       options: {
@@ -497,34 +571,6 @@
         plugins: { legend: legendFor(datasets) },
       },
     });
-  }
-
-  function idleCpu(canvas) {
-    const rows = inColumns((KINDS.idle || []).filter((r) => r.test === canvas.dataset.test && r.levels.length));
-    const levels = union(rows.map((r) => r.levels.map((l) => l.connections)));
-    const datasets = rows.map((r) => series(r.server, {
-      data: levels.map((c) => { const l = r.levels.find((x) => x.connections === c); return l ? l.cpu_cores_mean : null; }),
-    }));
-    new Chart(canvas, barsOf(levels.map((c) => num(c) + ' conn.'), datasets, 'cores busy while idle (mean)', false));
-  }
-
-  function stormTime(canvas) {
-    const rows = inColumns((KINDS.storm || []).filter((r) => r.test === canvas.dataset.test));
-    const clients = union(rows.map((r) => [r.clients]));
-    const servers = [...new Set(rows.map((r) => r.server))];
-    const datasets = servers.map((s) => series(s, {
-      data: clients.map((c) => { const r = rows.find((x) => x.server === s && x.clients === c); return r ? r.all_done_s : null; }),
-    })).filter((d) => d.data.some((v) => v != null));
-    new Chart(canvas, barsOf(clients.map((c) => num(c) + ' clients'), datasets, 'seconds until all done', false));
-  }
-
-  function stormConnect(canvas) {
-    const clients = Number(canvas.dataset.connections);
-    const rows = inColumns((KINDS.storm || []).filter((r) => r.test === canvas.dataset.test && r.clients === clients));
-    const datasets = rows.map((r) => series(r.server, {
-      data: [r.connect_p50_ns, r.connect_p99_ns, r.connect_max_ns].map((v) => positive(v == null ? null : v / 1e6)),
-    })).filter((d) => d.data.some((v) => v != null));
-    new Chart(canvas, barsOf(['p50', 'p99', 'slowest'], datasets, 'connect latency (ms, log scale)', true));
   }
 
   function sweep(canvas) {
@@ -545,7 +591,7 @@
         data: r.steps.map((s) => ({ x: s.offered_per_s, y: positive(s.p99_ns / 1e6) })),
       });
     });
-    new Chart(canvas, {
+    curveChart(canvas, {
       type: 'line',
       data: { datasets },
       options: {
@@ -558,29 +604,6 @@
         plugins: { legend: legendFor(datasets) },
       },
     });
-  }
-
-  // Ranked lowest first, so one bar per category: each server's series has
-  // its value at its own rank only, and bars are not grouped side by side.
-  function fixedCpu(canvas) {
-    const ranked = (KINDS.fixed_rate || []).filter((r) => r.test === canvas.dataset.test && r.server_cpu_us_per_request != null);
-    const labels = ranked.map((r) => r.server);
-    const datasets = inColumns(ranked).map((r) => series(r.server, {
-      data: labels.map((l) => (l === r.server ? r.server_cpu_us_per_request : null)),
-    }));
-    const config = barsOf(labels, datasets, 'server CPU per request (µs)', false);
-    config.options.datasets = { bar: { grouped: false } };
-    config.options.plugins = { legend: { display: false } };
-    new Chart(canvas, config);
-  }
-
-  function shortLived(canvas) {
-    const conns = Number(canvas.dataset.connections);
-    const g = (KINDS.short_lived || []).find((x) => x.endpoint === canvas.dataset.test && x.connections === conns);
-    const labels = g.columns.map((c) => (c.requests_per_connection == null ? 'keep-alive'
-      : c.requests_per_connection === 1 ? 'K = 1 (keep-alive off)' : 'K = ' + c.requests_per_connection) + ' (' + c.test + ')');
-    const datasets = inColumns(g.rows).map((r) => series(r.server, { data: r.rps }));
-    new Chart(canvas, barsOf(labels, datasets, 'requests/s', false));
   }
 
   // Throughput against time since the server process started (issue 28),
@@ -602,7 +625,7 @@
         data: w.curve.map((v, i) => ({ x: w.since_start_s + (i + 0.5) * w.window_s, y: positive(v) })),
       });
     }).filter(Boolean);
-    new Chart(canvas, {
+    curveChart(canvas, {
       type: 'line',
       data: { datasets },
       options: {
@@ -627,12 +650,7 @@
   const builders = {
     startup,
     'idle-pss': idlePss,
-    'idle-cpu': idleCpu,
-    'storm-time': stormTime,
-    'storm-connect': stormConnect,
     sweep,
-    'fixed-cpu': fixedCpu,
-    'short-lived': shortLived,
     allocators,
     'curve-rps': curve('rps', 'requests/s', false),
     'curve-threads': curve('threads', 'threads', true),

@@ -322,8 +322,9 @@ pub(crate) fn models_html(b: &mut String, r: &Report, colors: &[Swatch]) {
         "<section id=\"models\"><h2>Threading models against connections</h2><p class=\"legend\">\
          Each server's median requests/s, the most threads its process tree had, and its peak \
          RSS, at each connection count of the test (log scales for threads and memory): how \
-         each threading model pays for connections. A line per server, in its model's hue; past 8 \
-         servers the legend names the models (a click on one hides or shows its servers).</p>",
+         each threading model pays for connections. A line per server, in its model's hue, named at its \
+         end; past 8 servers the legend names the models (a click on one hides or shows its \
+         servers).</p>",
     );
     model_key(b, r, colors);
     b.push_str("<div class=\"charts wide\">");

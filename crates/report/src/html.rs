@@ -83,10 +83,21 @@ pub(crate) fn page(out: &mut impl Write, title: &str, body: &str, data: &str) ->
 
 /// Writes the run's report.
 pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
+    write_report(out, r, None)
+}
+
+/// The run's report as a page of the static site: the same report with a
+/// link back to the site's index (`up`, relative to the page) above its
+/// title, so a reader who followed a run's link is not stranded there.
+pub(crate) fn write_site_run(out: &mut impl Write, r: &Report, up: &str) -> io::Result<()> {
+    write_report(out, r, Some(up))
+}
+
+fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Result<()> {
     let mut b = String::new();
     let title = format!("netbench · run {} · {}", r.run.id, r.run.suite);
     let colors = swatches(r);
-    header(&mut b, r, &title);
+    header(&mut b, r, &title, up);
     crate::summary_view::summary_html(&mut b, r, &colors);
     let mut ranked = RankedCharts::default();
     crate::ranked_view::throughput_html(&mut b, r, &colors, &mut ranked);
@@ -99,7 +110,7 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let allocators = crate::axes::allocator_study(r);
     crate::axes::allocators_html(&mut b, &allocators);
     crate::axes::models_html(&mut b, r, &colors);
-    crate::kind_html::kinds_html(&mut b, r, &colors);
+    crate::kind_html::kinds_html(&mut b, r, &colors, &mut ranked);
     servers(&mut b, r, &colors);
     environment(&mut b, r);
     failures(&mut b, r);
@@ -130,10 +141,18 @@ pub fn write_html(out: &mut impl Write, r: &Report) -> io::Result<()> {
     page(out, &title, &b, &script_json(r))
 }
 
-fn header(b: &mut String, r: &Report, title: &str) {
+fn header(b: &mut String, r: &Report, title: &str, up: Option<&str>) {
+    b.push_str("<header>");
+    if let Some(up) = up {
+        let _ = write!(
+            b,
+            "<p class=\"meta\"><a href=\"{}\">← all results</a></p>",
+            esc(up)
+        );
+    }
     let _ = write!(
         b,
-        "<header><h1>{}</h1><p class=\"meta\">{} · started {}{} · <code>{}</code></p>",
+        "<h1>{}</h1><p class=\"meta\">{} · started {}{} · <code>{}</code></p>",
         esc(title),
         esc(&r.run.status),
         esc(&r.run.started_at),
@@ -314,9 +333,12 @@ fn server_name_html(s: &ServerInfo) -> String {
 
 fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str(
+        // Eleven columns of 30 servers scrolled inside the table at 1280 px
+        // (issue 29): pairs of facts share a cell, a line each, so the
+        // table fits a laptop's width with every fact still there.
         "<section id=\"servers\"><h2>Servers</h2><table class=\"grid servers\"><thead><tr><th>server</th>\
-         <th>language</th><th>framework</th><th>model</th><th>tier</th><th>allocator</th><th>build</th><th>artefact</th>\
-         <th>ready after</th><th>peak memory</th><th>verify</th></tr></thead><tbody>",
+         <th>language<br>framework</th><th>model<br>tier</th><th>allocator</th><th>build<br>artefact</th>\
+         <th>ready after<br>peak memory</th><th>verify</th></tr></thead><tbody>",
     );
     for s in &r.servers {
         let verify = match (&s.verify, &s.excluded_reason) {
@@ -341,8 +363,8 @@ fn servers(b: &mut String, r: &Report, colors: &[Swatch]) {
         let _ = write!(
             b,
             "<tr data-server=\"{}\" data-model=\"{}\" data-color=\"{}\"><th title=\"{}\">{}{}</th>\
-             <td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text nowrap\" title=\"{}\">{}{}</td>\
-             <td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap text\">{}</td></tr>",
+             <td class=\"text\">{}<br><small>{}</small></td><td class=\"text nowrap\" title=\"{}\">{}{}<br><small>{}</small></td>\
+             <td class=\"text\">{}</td><td>{}<br><small>{}</small></td><td>{}<br><small>{}</small></td><td class=\"wrap text\">{}</td></tr>",
             esc(&s.label),
             model_name(s.model),
             esc(&color),

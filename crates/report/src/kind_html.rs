@@ -1,20 +1,23 @@
 //! The HTML sections of the scenario kinds beyond throughput, shown only
-//! when the run has such cells: each kind's charts (drawn by report.js from
-//! the report data's `kinds`, coloured by server like every other chart)
-//! with a caption saying what they show, then its tables, the same ones
+//! when the run has such cells: each kind's charts with a caption saying
+//! what they show and which way is better (a figure per server at one test
+//! and level as a ranked chart, kind_ranked.rs; curves drawn by report.js
+//! from the report data's `kinds`), then its tables, the same ones
 //! Markdown writes.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::format::{format_duration_ns, thousands};
-use crate::html::{canvas, canvas_full, esc, model_key, no_data};
+use crate::html::{canvas_full, esc, model_key, no_data};
+use crate::kind_ranked;
 use crate::kinds::{sections, KindSection};
 use crate::model::Report;
 use crate::palette::Swatch;
+use crate::ranked_view::{RankedChart, RankedCharts};
 
 /// Every kind section of the run, in the order [`sections`] gives.
-pub(crate) fn kinds_html(b: &mut String, r: &Report, colors: &[Swatch]) {
+pub(crate) fn kinds_html(b: &mut String, r: &Report, colors: &[Swatch], out: &mut RankedCharts) {
     for s in sections(&r.kinds) {
         let _ = write!(
             b,
@@ -24,8 +27,8 @@ pub(crate) fn kinds_html(b: &mut String, r: &Report, colors: &[Swatch]) {
             esc(&s.legend)
         );
         model_key(b, r, colors);
-        b.push_str("<div class=\"charts\">");
-        charts(b, r, s.id);
+        b.push_str("<div class=\"charts wide\">");
+        charts(b, r, colors, s.id, out);
         b.push_str("</div>");
         tables(b, &s);
         b.push_str("</section>");
@@ -41,76 +44,93 @@ fn tests<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'a str> {
         .collect()
 }
 
-fn charts(b: &mut String, r: &Report, id: &str) {
+/// A ranked chart, or the caption alone when no server has the figure.
+fn ranked(
+    b: &mut String,
+    out: &mut RankedCharts,
+    chart: Option<RankedChart>,
+    caption: &str,
+    none: &str,
+) {
+    match chart {
+        Some(chart) => out.figure(b, chart, caption),
+        None => no_data(b, &format!("{caption}: {none}")),
+    }
+}
+
+fn charts(b: &mut String, r: &Report, colors: &[Swatch], id: &str, out: &mut RankedCharts) {
     let k = &r.kinds;
     match id {
         "idle" => {
             for t in tests(k.idle.iter().map(|x| &x.test)) {
                 let rows = || k.idle.iter().filter(|x| x.test == t);
-                if rows().any(|x| !x.levels.is_empty()) {
-                    canvas_full(
-                        b,
-                        "idle-pss",
-                        t,
-                        None,
-                        &format!(
-                            "{t}: the server's PSS (MiB) against idle connections held; each \
-                             legend entry gives the server's memory per connection (the slope \
-                             of its least-squares line; past 8 servers the legend names the \
-                             models and the table below has the slopes)"
-                        ),
-                    );
-                    canvas(
-                        b,
-                        "idle-cpu",
-                        t,
-                        None,
-                        &format!(
-                            "{t}: server CPU while the connections sit idle (cores, mean over \
-                             the hold) at each level"
-                        ),
-                    );
-                } else {
+                if !rows().any(|x| !x.levels.is_empty()) {
                     no_data(b, &format!("{t}: no level was held"));
+                    continue;
+                }
+                canvas_full(
+                    b,
+                    "idle-pss",
+                    t,
+                    None,
+                    &format!(
+                        "{t}: the server's PSS (MiB) against idle connections held, each line \
+                         named at its end with the server's memory per connection (the slope of \
+                         its least-squares line)"
+                    ),
+                );
+                ranked(
+                    b,
+                    out,
+                    kind_ranked::idle_memory(k, colors, t),
+                    &format!(
+                        "{t}: memory per idle connection (KiB), lowest first (lower is better)"
+                    ),
+                    "no server held two full levels",
+                );
+                for level in kind_ranked::idle_levels(k, t) {
+                    ranked(
+                        b,
+                        out,
+                        kind_ranked::idle_cpu(k, colors, t, level),
+                        &format!(
+                            "{t} at {} idle connections: server CPU while they sit idle (cores, \
+                             mean over the hold), lowest first (lower is better)",
+                            thousands(u64::from(level))
+                        ),
+                        "no server held the level",
+                    );
                 }
             }
         }
         "storm" => {
             for t in tests(k.storm.iter().map(|x| &x.test)) {
                 let rows: Vec<_> = k.storm.iter().filter(|x| x.test == t).collect();
-                if rows.iter().any(|x| x.all_done_s.is_some()) {
-                    canvas(
-                        b,
-                        "storm-time",
-                        t,
-                        None,
-                        &format!(
-                            "{t}: seconds from the first connect until every client was done \
-                             (lower is better), by number of clients"
-                        ),
-                    );
-                } else {
-                    no_data(b, &format!("{t}: no storm finished"));
-                }
                 let mut clients: Vec<u32> = rows.iter().map(|x| x.clients).collect();
+                clients.sort_unstable();
                 clients.dedup();
                 for c in clients {
-                    if rows
-                        .iter()
-                        .any(|x| x.clients == c && x.connect_p50_ns.is_some_and(|v| v > 0.0))
-                    {
-                        canvas(
-                            b,
-                            "storm-connect",
-                            t,
-                            Some(c),
-                            &format!(
-                                "{t} at {} clients: connect latency at p50, p99 and the slowest \
-                                 (ms, log scale)",
-                                thousands(u64::from(c))
-                            ),
-                        );
-                    }
+                    let at = format!("{t} at {} clients", thousands(u64::from(c)));
+                    ranked(
+                        b,
+                        out,
+                        kind_ranked::storm_done(k, colors, t, c),
+                        &format!(
+                            "{at}: seconds from the first connect until every client was done, \
+                             fastest first (lower is better)"
+                        ),
+                        "no storm finished",
+                    );
+                    ranked(
+                        b,
+                        out,
+                        kind_ranked::storm_connect(k, colors, t, c),
+                        &format!(
+                            "{at}: p99 connect latency (ms, log scale; the whisker from p50 to \
+                             the slowest connect), lowest first (lower is better)"
+                        ),
+                        "no connect latency",
+                    );
                 }
             }
         }
@@ -135,9 +155,8 @@ fn charts(b: &mut String, r: &Report, id: &str) {
                         None,
                         &format!(
                             "{t}: p99 latency (ms, log scale) against the offered rate, a line \
-                             per server; a large triangle marks the server's knee, the highest \
-                             rate within the SLO{slo}, given in its legend entry (past 8 \
-                             servers the legend names the models and the table has the knees)"
+                             per server named at its end; a large triangle marks the server's \
+                             knee, the highest rate within the SLO{slo}, given with its name"
                         ),
                     );
                 } else {
@@ -147,50 +166,71 @@ fn charts(b: &mut String, r: &Report, id: &str) {
         }
         "fixed-rate" => {
             for t in tests(k.fixed_rate.iter().map(|x| &x.test)) {
-                if k.fixed_rate
-                    .iter()
-                    .any(|x| x.test == t && x.server_cpu_us_per_request.is_some())
-                {
-                    canvas(
-                        b,
-                        "fixed-cpu",
-                        t,
-                        None,
-                        &format!(
-                            "{t}: the server's CPU time per answered request (µs) at the same \
-                             offered rate, lowest first (lower is better)"
-                        ),
-                    );
-                } else {
-                    no_data(b, &format!("{t}: no server CPU figure"));
-                }
+                ranked(
+                    b,
+                    out,
+                    kind_ranked::fixed_cpu(k, colors, t),
+                    &format!(
+                        "{t}: the server's CPU time per answered request (µs) at the same \
+                         offered rate, lowest first (lower is better)"
+                    ),
+                    "no server CPU figure",
+                );
             }
         }
         "short-lived" => {
-            // A group is an endpoint at a connection count: the chart names
-            // it by both.
+            // A group is an endpoint at a connection count; a chart per
+            // K, each server's figure a share of its own keep-alive one.
             for g in k.short_lived.iter().filter(|g| !g.rows.is_empty()) {
-                canvas(
-                    b,
-                    "short-lived",
-                    &g.endpoint,
-                    Some(g.connections),
-                    &format!(
-                        "{} at {} connections: requests/s with keep-alive and with a new \
-                         connection every K requests",
+                for (i, col) in g.columns.iter().enumerate() {
+                    let Some(n) = col.requests_per_connection else {
+                        continue;
+                    };
+                    let caption = format!(
+                        "{} at {} connections, {} ({}): requests/s as a share of the server's \
+                         own keep-alive figure, most kept first (higher is better)",
                         g.endpoint,
-                        thousands(u64::from(g.connections))
-                    ),
-                );
+                        thousands(u64::from(g.connections)),
+                        col.title(),
+                        col.test
+                    );
+                    match kind_ranked::short_kept(g, colors, i) {
+                        Some(chart) => out.figure(b, chart, &caption),
+                        None => no_data(
+                            b,
+                            &format!(
+                                "{} at {} connections, a new connection every {n} requests: no \
+                                 keep-alive figure to compare with (the throughput section ranks \
+                                 its requests/s)",
+                                g.endpoint,
+                                thousands(u64::from(g.connections))
+                            ),
+                        ),
+                    }
+                }
             }
         }
         _ => {}
     }
 }
 
+/// A cell: a figure of several parts (p50 / p99 / max) may break after
+/// a " / " and nowhere else, so with headers that wrap too a storm's 14
+/// columns fit 1280 px (issue 29) without a figure split from its unit.
+fn cell(tag: &str, text: &str) -> String {
+    if !text.contains(" / ") {
+        return format!("<{tag}>{}</{tag}>", esc(text));
+    }
+    let parts: Vec<String> = text
+        .split(" / ")
+        .map(|p| format!("<span>{}</span>", esc(p)))
+        .collect();
+    format!("<{tag} class=\"parts\">{}</{tag}>", parts.join(" / "))
+}
+
 fn tables(b: &mut String, s: &KindSection) {
     for t in &s.tables {
-        b.push_str("<table class=\"grid\"><thead><tr>");
+        b.push_str("<table class=\"grid kind\"><thead><tr>");
         for h in &t.headers {
             let _ = write!(b, "<th>{}</th>", esc(h));
         }
@@ -200,7 +240,7 @@ fn tables(b: &mut String, s: &KindSection) {
             for (i, c) in row.iter().enumerate() {
                 // Names left as headers of their row, figures as data.
                 let tag = if i < 2 { "th" } else { "td" };
-                let _ = write!(b, "<{tag}>{}</{tag}>", esc(c));
+                b.push_str(&cell(tag, c));
             }
             b.push_str("</tr>");
         }

@@ -18,6 +18,7 @@ mod gate_view;
 mod html;
 mod kind_html;
 mod kind_idle;
+mod kind_ranked;
 mod kind_rate;
 mod kind_short;
 mod kind_storm;

@@ -29,18 +29,36 @@ pub(crate) enum Measure {
     Efficiency,
     /// Peak RSS, lower first.
     Memory,
+    /// The scenario kinds' figures (kind_ranked.rs builds their bars from
+    /// the kinds' rows): idle CPU at a level held, lower first.
+    IdleCpu,
+    /// Memory per idle connection (the PSS fit's slope), lower first.
+    IdleMemory,
+    /// Seconds until every client of a storm was done, lower first.
+    StormDone,
+    /// A storm's p99 connect latency, lower first.
+    StormConnect,
+    /// Server CPU per request at a fixed rate, lower first.
+    FixedCpu,
+    /// Short-lived requests/s as a share of the server's own keep-alive
+    /// figure: how much of it survives new connections, most first.
+    ShortKept,
 }
 
 impl Measure {
     /// Whether a smaller figure ranks first.
     fn lower_first(self) -> bool {
-        matches!(self, Measure::Latency | Measure::Memory)
+        !matches!(
+            self,
+            Measure::Throughput | Measure::Cpu | Measure::Efficiency | Measure::ShortKept
+        )
     }
 
     /// Whether the first bar leads, so the others are shown as a share of
-    /// it; CPU busy is a cost of the throughput, not a race.
+    /// it; CPU busy is a cost of the throughput, not a race, and a share
+    /// of keep-alive is a share already.
     fn has_leader(self) -> bool {
-        self != Measure::Cpu
+        !matches!(self, Measure::Cpu | Measure::ShortKept)
     }
 
     /// The start of its canvas's id; not `latency`, which the spectrum's
@@ -52,6 +70,12 @@ impl Measure {
             Measure::Cpu => "cpu",
             Measure::Efficiency => "efficiency",
             Measure::Memory => "memory",
+            Measure::IdleCpu => "idle-cpu",
+            Measure::IdleMemory => "idle-memory",
+            Measure::StormDone => "storm-time",
+            Measure::StormConnect => "storm-connect",
+            Measure::FixedCpu => "fixed-cpu",
+            Measure::ShortKept => "short-lived",
         }
     }
 
@@ -63,6 +87,30 @@ impl Measure {
             Measure::Cpu => "server CPU (cores busy)",
             Measure::Efficiency => "requests per server CPU-second",
             Measure::Memory => "server peak RSS (MiB)",
+            Measure::IdleCpu => "cores busy while idle (mean over the hold)",
+            Measure::IdleMemory => "memory per idle connection (KiB)",
+            Measure::StormDone => "seconds until every client was done",
+            Measure::StormConnect => "p99 connect latency (ms, log scale)",
+            Measure::FixedCpu => "server CPU per request (µs)",
+            Measure::ShortKept => "share of its keep-alive requests/s",
+        }
+    }
+
+    /// How a figure is written: milliseconds, a percentage or a number.
+    fn figure(self) -> &'static str {
+        match self {
+            Measure::Latency | Measure::StormConnect => "ms",
+            Measure::ShortKept => "percent",
+            _ => "plain",
+        }
+    }
+
+    /// What the whisker spans, for the tooltip.
+    fn whisker(self) -> &'static str {
+        match self {
+            Measure::Throughput => "95% CI",
+            Measure::StormConnect => "p50 to the slowest connect",
+            _ => "repetitions",
         }
     }
 
@@ -74,6 +122,8 @@ impl Measure {
             Measure::Cpu => c.server_cpu_cores,
             Measure::Efficiency => c.requests_per_cpu_s,
             Measure::Memory => c.peak_rss_bytes.map(|b| b / 1_048_576.0),
+            // The kinds' figures are not a throughput cell's.
+            _ => None,
         }
     }
 
@@ -86,6 +136,7 @@ impl Measure {
             Measure::Cpu => f.server.map(|u| u.cpu_cores),
             Measure::Efficiency => f.server.and_then(|u| u.requests_per_cpu_s),
             Measure::Memory => f.server.map(|u| u.peak_rss_bytes as f64 / 1_048_576.0),
+            _ => None,
         }
     }
 }
@@ -143,6 +194,13 @@ pub(crate) struct RankedChart {
     pub connections: u32,
     pub unit: &'static str,
     pub log: bool,
+    /// Whether the lowest figure ranks first (the page writes shares as
+    /// multiples of the lowest then, and the checker verifies the order).
+    pub lower_first: bool,
+    /// "ms", "percent" or "plain": how the page writes a figure.
+    pub figure: &'static str,
+    /// What a whisker spans.
+    pub whisker: &'static str,
     /// Whether the throughput bars are normalised by the machine-speed
     /// control.
     pub normalised: bool,
@@ -176,12 +234,24 @@ pub(crate) fn ranked_chart(
     test: &str,
     connections: u32,
 ) -> Option<RankedChart> {
-    let mut bars: Vec<RankedBar> = r
+    let bars: Vec<RankedBar> = r
         .columns
         .iter()
         .filter_map(|server| r.cell(test, connections, server))
         .filter_map(|c| bar(r, colors, measure, c))
         .collect();
+    rank(colors, measure, test, connections, bars)
+}
+
+/// The chart of `bars` (in column order) ranked by `measure`: the one
+/// ordering, shares and legend every ranked chart gets, the kinds' too.
+pub(crate) fn rank(
+    colors: &[Swatch],
+    measure: Measure,
+    test: &str,
+    connections: u32,
+    mut bars: Vec<RankedBar>,
+) -> Option<RankedChart> {
     if bars.is_empty() {
         return None;
     }
@@ -223,7 +293,10 @@ pub(crate) fn ranked_chart(
         test: test.to_string(),
         connections,
         unit: measure.unit(),
-        log: measure == Measure::Latency,
+        log: matches!(measure, Measure::Latency | Measure::StormConnect),
+        lower_first: measure.lower_first(),
+        figure: measure.figure(),
+        whisker: measure.whisker(),
         normalised: measure == Measure::Throughput && bars.iter().any(|b| b.raw.is_some()),
         bars,
         models,
@@ -284,6 +357,35 @@ fn bar(r: &Report, colors: &[Swatch], measure: Measure, c: &Cell) -> Option<Rank
     })
 }
 
+/// A bar of a scenario kind's figure: `value` a median over the
+/// repetitions, the whisker from `low` to `high` when the kind has one.
+pub(crate) fn kind_bar(
+    colors: &[Swatch],
+    server: &str,
+    value: f64,
+    whisker: Option<(f64, f64)>,
+    flags: &str,
+) -> RankedBar {
+    let swatch = colors.iter().find(|s| s.label == server);
+    RankedBar {
+        server: server.to_string(),
+        model: model_name(swatch.and_then(|s| s.model)),
+        color: swatch.map_or(model_color(None), |s| s.color.clone()),
+        value,
+        low: whisker.map(|w| w.0),
+        high: whisker.map(|w| w.1),
+        share: None,
+        tier: None,
+        flags: flags.to_string(),
+        flag_text: flags
+            .chars()
+            .map(|f| format!("{f}: {}", Flag::from_letter(f).map_or("", Flag::title)))
+            .collect(),
+        repetitions: Vec::new(),
+        raw: None,
+    }
+}
+
 /// Tiers are cut on geometric means, the bars sorted by medians: the two
 /// orders can differ by a place at a tier's edge. The servers with a tier
 /// are put back in tier order (medians within a tier), in the places the
@@ -328,7 +430,7 @@ pub(crate) struct RankedCharts {
 
 impl RankedCharts {
     /// Writes the figure of `chart` and keeps it for the page's JSON.
-    fn figure(&mut self, b: &mut String, chart: RankedChart, caption: &str) {
+    pub(crate) fn figure(&mut self, b: &mut String, chart: RankedChart, caption: &str) {
         let i = self.charts.len();
         let id = format!(
             "{}-{}-{}",
@@ -425,8 +527,10 @@ pub(crate) fn latency_html(b: &mut String, r: &Report, colors: &[Swatch], out: &
          spectrum: latency at each percentile from p50 to p99.99, from every answer of every \
          repetition (the stored HdrHistograms added together). Its x axis spaces the nines \
          evenly; the y axis is logarithmic. A line stops where the answers run out: p99.99 \
-         needs 10,000 answers. With more than 8 servers its legend names the threading models \
-         (click one to hide or show its servers); hover a line for its server.</p>",
+         needs 10,000 answers. Each line is named at its end, right of the plot (names pushed \
+         apart where the ends crowd, a thin leader from each line to its name); with more than 8 \
+         servers the legend names the threading models (click one to hide or show its \
+         servers).</p>",
     );
     b.push_str("<div class=\"charts wide\">");
     for t in &r.tests {

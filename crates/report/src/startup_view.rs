@@ -133,9 +133,9 @@ pub(crate) fn startup_html(b: &mut String, r: &Report, colors: &[Swatch]) {
         b.push_str(
             "<p class=\"legend\">Throughput against time since the server process started, \
              both on log scales: one line per server, from its first fresh cell of the test \
-             (named in the legend; past 8 servers the legend names the threading models, a \
-             click on one hides or shows its servers, and hovering a line names its server), a \
-             point per warm-up window at its middle. A line starts after the server's first \
+             (named at its end, right of the plot; past 8 servers the legend names the threading \
+             models, a click on one hides or shows its servers), a point per warm-up window at \
+             its middle. A line starts after the server's first \
              answer and ends where the warm-up judged it steady.</p>",
         );
         model_key(b, r, colors);

@@ -267,18 +267,25 @@ fn the_html_report_has_a_section_and_charts_per_kind() {
     for id in ["idle", "storm", "rate-sweep", "fixed-rate", "short-lived"] {
         assert!(html.contains(&format!("<section id=\"{id}\">")), "{id}");
     }
-    for chart in [
-        "idle-pss",
-        "idle-cpu",
-        "storm-time",
-        "sweep",
-        "fixed-cpu",
-        "short-lived",
-    ] {
+    // The curves, and the figures at one level ranked (issue 29): a
+    // ranked chart's canvas is named by its measure, test and level.
+    for chart in ["idle-pss", "sweep"] {
         assert!(html.contains(&format!("data-chart=\"{chart}\"")), "{chart}");
     }
+    for ranked in [
+        "idle-memory-",
+        "idle-cpu-",
+        "storm-time-",
+        "fixed-cpu-",
+        "short-lived-",
+    ] {
+        assert!(
+            html.contains(&format!("<canvas id=\"{ranked}")),
+            "no ranked {ranked} chart"
+        );
+    }
     // The storm's connect latency was all zero: no chart of nothing.
-    assert!(!html.contains("data-chart=\"storm-connect\""));
+    assert!(!html.contains("<canvas id=\"storm-connect-"));
     assert!(html.contains("2.0 KiB/conn (r² 1.00, 2 levels)"));
     assert!(html.contains("none (p99 ≤ 10.00ms)"));
     let mut md = Vec::new();

@@ -18,7 +18,9 @@
 // given (issue 29): no legend of more than 10 entries (the models, at most
 // 9, and unknown), each bar of a ranked chart at least 10 px tall with its
 // server's name as an axis label, ranked best first with a tier one run of
-// bars, and no horizontal scrolling of the page. The static site's pages
+// bars, every line of a report's curve chart named at its end (inside the
+// canvas, no two names overlapping), and no horizontal scrolling of the
+// page or of any table in it. The static site's pages
 // (`netbench site`) are checked the same way: their charts drawn with data
 // and paint, a timeline's change marks counted. Saves a full-page
 // screenshot. Prints one JSON line with what it found; exits 1 when
@@ -179,7 +181,7 @@ try {
   // Readable at this width (issue 29): legends short, ranked bars tall
   // enough and named on their axis, best first, a tier one run of bars,
   // and a page that does not scroll sideways.
-  const readable = await page.evaluate(() => {
+  const readable = await page.evaluate((CURVES) => {
     const rankedElement = document.getElementById('report-ranked');
     const RANKED = rankedElement ? JSON.parse(rankedElement.textContent) : [];
     const legends = [];
@@ -194,12 +196,35 @@ try {
       const spec = RANKED[Number(c.dataset.index)];
       const meta = chart.getDatasetMeta(chart.data.datasets.findIndex((d) => d.ranked));
       const ticks = chart.scales.y.ticks.map((t, k) => chart.scales.y.getLabelForValue(t.value != null ? t.value : k));
-      bars.push({ chart: c.id, measure: spec.measure, servers: spec.bars.map((b) => b.server),
+      bars.push({ chart: c.id, measure: spec.measure, lower: !!spec.lower_first, servers: spec.bars.map((b) => b.server),
         values: spec.bars.map((b) => b.value), tiers: spec.bars.map((b) => b.tier),
         heights: meta.data.map((el) => el.height), ticks });
     }
-    return { legends, bars, scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth };
-  });
+    // A table that scrolls inside itself hides columns a reader never
+    // finds (table.grid is a scrolling block so the page itself cannot).
+    const scrollingTables = [...document.querySelectorAll('table')]
+      .filter((t) => t.scrollWidth > t.clientWidth)
+      .map((t) => ({ in: (t.closest('section[id]') || { id: '(page)' }).id, className: t.className,
+        scrollWidth: t.scrollWidth, clientWidth: t.clientWidth }));
+    // A report's curves (a line per server) name every visible line at its
+    // end, the names inside the canvas and never on top of one another.
+    const curves = [];
+    for (const c of document.querySelectorAll(CURVES.map((k) => `canvas[data-chart="${k}"]`).join(','))) {
+      const chart = window.Chart && window.Chart.getChart(c);
+      if (!chart) continue;
+      const lines = chart.data.datasets.filter((d, i) => chart.isDatasetVisible(i) && d.data.some((v) =>
+        (v !== null && typeof v === 'object' ? v.y : v) != null)).map((d) => d.label);
+      const labels = chart.$endLabels || [];
+      const ys = labels.map((l) => l.y).sort((a, b) => a - b);
+      const overlaps = ys.filter((y, k) => k > 0 && y - ys[k - 1] < 11).length;
+      const outside = labels.filter((l) => l.x < 0 || l.x + l.width > chart.width + 0.5
+        || l.y < 4 || l.y > chart.height - 4).map((l) => l.text);
+      const unnamed = lines.filter((t) => !labels.some((l) => l.text === t));
+      curves.push({ chart: c.id, lines: lines.length, labels: labels.length, overlaps, outside, unnamed });
+    }
+    return { legends, bars, curves, scrollingTables, scrollWidth: document.documentElement.scrollWidth,
+      innerWidth: window.innerWidth };
+  }, ['latency', 'startup', 'idle-pss', 'sweep', 'curve-rps', 'curve-threads', 'curve-rss']);
   for (const l of readable.legends) {
     if (l.entries > 10) problems.push(`chart ${l.chart}: a legend of ${l.entries} entries (at most 10: the models)`);
   }
@@ -210,7 +235,7 @@ try {
     b.servers.forEach((s, k) => {
       if (typeof b.ticks[k] !== 'string' || !b.ticks[k].startsWith(s)) problems.push(`chart ${b.chart}: bar ${k} is ${s}, its axis label "${b.ticks[k]}"`);
     });
-    const lower = b.measure === 'latency' || b.measure === 'memory';
+    const lower = b.lower;
     const tiered = b.tiers.map((t, k) => ({ t, v: b.values[k] })).filter((x) => x.t != null);
     for (let k = 1; k < b.values.length; k += 1) {
       const sameTier = b.tiers[k] != null && b.tiers[k] === b.tiers[k - 1];
@@ -221,6 +246,16 @@ try {
     for (let k = 1; k < tiered.length; k += 1) {
       if (tiered[k].t < tiered[k - 1].t) problems.push(`chart ${b.chart}: tier T${tiered[k].t} after T${tiered[k - 1].t}`);
     }
+  }
+  for (const c of readable.curves) {
+    if (c.unnamed.length || c.labels !== c.lines) {
+      problems.push(`chart ${c.chart}: ${c.lines} lines, ${c.labels} named at their end (unnamed: ${c.unnamed.slice(0, 3).join(', ')})`);
+    }
+    if (c.overlaps) problems.push(`chart ${c.chart}: ${c.overlaps} line names overlap another`);
+    if (c.outside.length) problems.push(`chart ${c.chart}: names outside the canvas: ${c.outside.slice(0, 3).join(', ')}`);
+  }
+  for (const t of readable.scrollingTables) {
+    problems.push(`a table in #${t.in} (${t.className}) scrolls sideways: ${t.scrollWidth} px in ${t.clientWidth} px`);
   }
   if (readable.scrollWidth > readable.innerWidth) {
     problems.push(`the page is ${readable.scrollWidth} px wide in a ${readable.innerWidth} px window`);

@@ -586,17 +586,25 @@ fn every_kind_has_its_section_and_charts_in_chromium() {
     write_html(&mut std::fs::File::create(&html).unwrap(), &r).unwrap();
     let found = check_in_browser(&html, &dir.join("kinds.png"));
     let charts = found["charts"].as_array().unwrap();
-    for kind in [
-        "idle-pss",
-        "idle-cpu",
-        "storm-time",
-        "storm-connect",
-        "sweep",
-        "fixed-cpu",
-        "short-lived",
-    ] {
+    for kind in ["idle-pss", "sweep"] {
         let drawn = charts.iter().filter(|c| c["kind"] == kind).count();
         assert_eq!(drawn, 1, "{kind}: {found}");
+    }
+    // The figures at one level, ranked like throughput (issue 29): a chart
+    // per test and level, named by its measure.
+    for measure in [
+        "idle-memory-",
+        "idle-cpu-",
+        "storm-time-",
+        "storm-connect-",
+        "fixed-cpu-",
+        "short-lived-",
+    ] {
+        let drawn = charts
+            .iter()
+            .filter(|c| c["kind"] == "ranked" && c["id"].as_str().unwrap().starts_with(measure))
+            .count();
+        assert!(drawn >= 1, "{measure}: {found}");
     }
     // The start-up chart of each test a fresh cell drew, with a line per
     // server (the checker found each in its server's colour).

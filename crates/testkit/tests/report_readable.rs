@@ -2,19 +2,27 @@
 //! The run is synthesised (no server is started, so the test takes seconds):
 //! 30 servers of seven threading models, two tests at 100 connections, three
 //! repetitions each, a client-bound cell, a noisy one and a server whose
-//! every repetition failed, warm-up curves for the start-up chart. The page
-//! is opened in Chromium at 1280 px, where the checker fails on a legend of
-//! more than 10 entries, a ranked bar under 10 px tall, a bar whose server
-//! is not its axis label, a ranking out of order, and a page wider than the
-//! window; a screenshot of each section is kept under the test's output
-//! folder for a look.
+//! every repetition failed, warm-up curves for the start-up chart, and a
+//! cell of every kind beyond throughput (idle, storm, short-lived, rate
+//! sweep, fixed rate) for each server. The page is opened in Chromium at
+//! 1280 px, where the checker fails on a legend of more than 10 entries, a
+//! ranked bar under 10 px tall, a bar whose server is not its axis label, a
+//! ranking out of order, a curve whose lines are not each named at their
+//! end (or whose names overlap), a table that scrolls sideways, and a page
+//! wider than the window; a screenshot of each section is kept under the
+//! test's output folder for a look.
 
 mod common;
 
 use std::path::Path;
 
 use common::check_in_browser_with;
+use netbench_engine::LatencySummary;
 use netbench_report::{build_report, write_html, Spectrum, SpectrumPoint};
+use netbench_suite::kinds::{
+    Facts, FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, ShortLivedFacts, StormFacts,
+    SweepFacts, SweepStep,
+};
 use netbench_suite::store::*;
 
 const SUITE: &str = r#"
@@ -26,6 +34,36 @@ endpoint = "blank"
 connections = [100]
 [[scenarios]]
 name = "work"
+endpoint = "work"
+connections = [100]
+[[scenarios]]
+name = "idle"
+kind = "idle"
+endpoint = "blank"
+connections = [100, 1000]
+hold = "1s"
+[[scenarios]]
+name = "storm"
+kind = "storm"
+endpoint = "blank"
+connections = [3000]
+[[scenarios]]
+name = "keepalive-off"
+kind = "short-lived"
+requests_per_connection = 1
+endpoint = "blank"
+connections = [100]
+[[scenarios]]
+name = "sweep"
+kind = "rate-sweep"
+endpoint = "blank"
+connections = [100]
+steps = [0.25, 0.5, 1.0]
+slo_p99 = "10ms"
+[[scenarios]]
+name = "fixed-rate"
+kind = "fixed-rate"
+rate = 10000
 endpoint = "work"
 connections = [100]
 "#;
@@ -114,6 +152,140 @@ fn warm_up(rps: f64) -> WarmUp {
     }
 }
 
+/// A good measurement of one of the kinds beyond throughput.
+fn kind_measurement(
+    label: &str,
+    scenario: &str,
+    connections: u32,
+    facts: Facts,
+    result_json: Option<String>,
+) -> Measurement {
+    let (server, variant) = label.split_once(':').unwrap_or((label, ""));
+    Measurement {
+        id: None,
+        key: CellKey {
+            server: server.into(),
+            variant: variant.into(),
+            scenario: scenario.into(),
+            connections,
+            repetition: 1,
+        },
+        status: MeasurementStatus::Ok,
+        failure: None,
+        result_json,
+        histogram: None,
+        client_bound: false,
+        started_at: String::new(),
+        duration_s: 1.0,
+        samples: Vec::new(),
+        noise: None,
+        facts: Some(facts),
+        server_cpu_s: None,
+        network: None,
+        warmup: None,
+    }
+}
+
+/// Server `i`'s cells of each kind beyond throughput, its figures a step
+/// apart from its neighbours' and not in column order, so every kind's
+/// charts have 30 servers to rank.
+fn kind_measurements(i: usize, label: &str) -> Vec<Measurement> {
+    let f = 1.0 + ((i * 7) % 30) as f64 * 0.15;
+    let level = |connections: u32| IdleLevelFacts {
+        connections,
+        open: connections,
+        failed: 0,
+        closed_by_server: 0,
+        open_s: 0.1,
+        pss_bytes: (10 << 20) + u64::from(connections) * (2000.0 * f) as u64,
+        rss_bytes: 20 << 20,
+        threads: 4,
+        cpu_cores_mean: 0.002 * f,
+        cpu_cores_peak: 0.01 * f,
+        heartbeats: 0,
+        heartbeat_errors: 0,
+        client_cpu_s: 0.0,
+    };
+    let idle = Facts::Idle(IdleFacts {
+        hold_s: 1.0,
+        heartbeat_s: None,
+        levels: vec![level(100), level(1000)],
+        pss_fit: Some(LineFit {
+            slope: 2000.0 * f,
+            intercept: 10.0 * 1048576.0,
+            r2: 0.99,
+            points: 2,
+        }),
+    });
+    let storm = Facts::Storm(StormFacts {
+        clients: 3000,
+        answered: 3000,
+        refused: 0,
+        connect_timeouts: 0,
+        other_errors: 0,
+        all_done_s: 0.4 * f,
+        connects_per_s: 3000.0 / (0.4 * f),
+        connect: LatencySummary {
+            count: 3000,
+            p50_ns: 2e5 * f,
+            p99_ns: 3e6 * f,
+            max_ns: 2e7 * f,
+            ..LatencySummary::default()
+        },
+        somaxconn: Some(4096),
+        listen_backlog: Some(1024),
+        listen_overflows: Some(0),
+        listen_drops: Some(0),
+        client_bound: i == 3,
+    });
+    let peak = 100_000.0 / f;
+    let step = |fraction: f64| SweepStep {
+        fraction,
+        offered_per_s: peak * fraction,
+        achieved_per_s: peak * fraction.min(0.95),
+        p50_ns: 2e5 * f / (1.05 - fraction.min(1.0)),
+        p99_ns: 1e6 * f / (1.05 - fraction.min(1.0)),
+        p999_ns: 4e6 * f,
+        errors: 0,
+        server_cpu_us_per_request: Some(10.0 * f),
+        client_bound: false,
+    };
+    let steps = vec![step(0.25), step(0.5), step(1.0)];
+    let sweep = Facts::RateSweep(SweepFacts {
+        peak_rps: peak,
+        slo_p99_ns: 1e7,
+        knee_per_s: netbench_suite::kinds::knee(&steps, 1e7),
+        steps,
+    });
+    let fixed = Facts::FixedRate(FixedRateFacts {
+        rate_per_s: 10_000.0,
+        offered_per_s: 10_000.0,
+        achieved_per_s: 10_000.0,
+        p50_ns: 2e5 * f,
+        p99_ns: 1e6 * f,
+        server_cpu_us_per_request: Some(12.0 * f),
+    });
+    let short = Facts::ShortLived(ShortLivedFacts {
+        requests_per_connection: 1,
+    });
+    // Connection set-up costs some servers far more than others: their
+    // share of keep-alive falls apart from their keep-alive rank.
+    let short_rps = 200_000.0 / (1.0 + i as f64 * 1.3) / f;
+    vec![
+        kind_measurement(label, "idle", 1000, idle, None),
+        kind_measurement(label, "storm", 3000, storm, None),
+        kind_measurement(label, "sweep", 100, sweep, None),
+        kind_measurement(label, "fixed-rate", 100, fixed, None),
+        kind_measurement(
+            label,
+            "keepalive-off",
+            100,
+            short,
+            Some(load_result(short_rps, 2.0, false)),
+        ),
+    ]
+}
+
 fn run() -> RunDetail {
     let names = names();
     let servers = names
@@ -197,6 +369,9 @@ fn run() -> RunDetail {
             }
         }
     }
+    for (i, label) in names.iter().enumerate().filter(|(i, _)| *i != 29) {
+        measurements.extend(kind_measurements(i, label));
+    }
     RunDetail {
         id: 1,
         suite: "standard".into(),
@@ -262,9 +437,29 @@ fn issue29_thirty_servers_are_readable_at_1280_px() {
     );
     let readable = &found["readable"];
     // Per test at 100 connections: throughput, p99, CPU, requests per
-    // CPU-second and memory ranked, 29 servers with figures in each.
+    // CPU-second and memory ranked (the short-lived test has no samples:
+    // throughput and p99 alone); then the kinds' figures, ranked the same
+    // way: idle memory per connection, idle CPU at each of two levels,
+    // storm time and connect latency, CPU per request at the fixed rate
+    // and the short-lived share of keep-alive. 29 servers in each.
     let bars = readable["bars"].as_array().unwrap();
-    assert_eq!(bars.len(), 2 * 5, "{readable}");
+    let count = |measure: &str| bars.iter().filter(|b| b["measure"] == measure).count();
+    for (measure, n) in [
+        ("throughput", 3),
+        ("latency", 3),
+        ("cpu", 2),
+        ("efficiency", 2),
+        ("memory", 2),
+        ("idle-cpu", 2),
+        ("idle-memory", 1),
+        ("storm-done", 1),
+        ("storm-connect", 1),
+        ("fixed-cpu", 1),
+        ("short-kept", 1),
+    ] {
+        assert_eq!(count(measure), n, "{measure}: {readable}");
+    }
+    assert_eq!(bars.len(), 19, "{readable}");
     for b in bars {
         assert_eq!(b["servers"].as_array().unwrap().len(), 29, "{b}");
         let thinnest = b["heights"]
@@ -291,8 +486,46 @@ fn issue29_thirty_servers_are_readable_at_1280_px() {
             .count();
         assert!(curves >= 1, "no {kind} chart: {found}");
     }
+    // Every curve (latency spectra, warm-up, idle memory, rate sweep) names
+    // each of its lines at its end, the spectra's 29 among them; the
+    // checker fails on a line without a name or names on top of each other.
+    let curves = readable["curves"].as_array().unwrap();
+    for kind in ["latency", "startup", "idle-pss", "sweep"] {
+        assert!(
+            curves
+                .iter()
+                .any(|c| c["chart"].as_str().unwrap().starts_with(kind)),
+            "no {kind} curves: {readable}"
+        );
+    }
+    for c in curves {
+        assert_eq!(c["labels"], c["lines"], "{c}");
+        assert_eq!(c["overlaps"], 0, "{c}");
+        if c["chart"].as_str().unwrap().starts_with("latency") {
+            assert_eq!(c["lines"], 29, "{c}");
+        }
+    }
+    // No table scrolls inside itself at 1280 px: the servers table of 30
+    // rows among them (issue 29).
+    assert_eq!(
+        readable["scrollingTables"].as_array().map(Vec::len),
+        Some(0),
+        "{readable}"
+    );
     assert!(readable["scrollWidth"].as_u64() <= readable["innerWidth"].as_u64());
-    for section in ["summary", "throughput", "latency", "resources", "startup"] {
+    for section in [
+        "summary",
+        "throughput",
+        "latency",
+        "resources",
+        "startup",
+        "idle",
+        "storm",
+        "rate-sweep",
+        "fixed-rate",
+        "short-lived",
+        "servers",
+    ] {
         let png = dir.join(format!("report-{section}.png"));
         assert!(std::fs::metadata(&png).is_ok(), "{}", png.display());
     }

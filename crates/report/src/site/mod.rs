@@ -1,7 +1,8 @@
 //! The static site over a whole store (`netbench site`, issue 29): the site
 //! model, built once from one [`Report`] per run, and the list of its pages,
 //! each a view of it: the index (`index.html`), each run's report as
-//! `netbench report` writes it (`runs/<id>.html`), and a page per server
+//! `netbench report` writes it with a link back to the index
+//! (`runs/<id>.html`), and a page per server
 //! (`servers/<name>.html`). Every page is self-contained (styles, data and
 //! Chart.js inlined), so the folder works offline and from any web host.
 
@@ -221,7 +222,7 @@ pub fn pages(site: &Site) -> Vec<(String, Page)> {
 pub fn write_page(out: &mut impl Write, site: &Site, page: Page) -> io::Result<()> {
     match page {
         Page::Index => index::write_index(out, site),
-        Page::Run(i) => crate::html::write_html(out, &site.runs[i]),
+        Page::Run(i) => crate::html::write_site_run(out, &site.runs[i], "../index.html"),
         Page::Server(i) => server_page::write_server_page(out, site, &site.servers[i]),
     }
 }

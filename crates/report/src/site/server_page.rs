@@ -10,6 +10,7 @@ use crate::format::{bytes, format_duration_ns, thousands};
 use crate::html::{esc, flags_html, swatch_html};
 use crate::model::tier_str;
 use crate::palette::{model_meaning, model_name};
+use crate::startup::{cell_text, class_text, seconds_text, span_text};
 
 use super::timeline::{score_text, score_timeline, throughput_timelines, Chart};
 use super::{chart_html, footer, run_path, site_page, ServerEntry, Site};
@@ -26,6 +27,7 @@ pub(crate) fn write_server_page(
     variants_html(&mut b, site, server);
     timelines_html(&mut b, &mut charts, site, server);
     figures_html(&mut b, site, server);
+    kinds_html(&mut b, site, server);
     builds_html(&mut b, site, server);
     footer(&mut b);
     site_page(out, &format!("netbench · {}", server.name), &b, &charts)
@@ -77,7 +79,7 @@ fn header(b: &mut String, site: &Site, server: &ServerEntry) {
          <code>server.toml</code> is the manifest above). Runs that measured it: {} of {}.</p>\
          <nav><a href=\"#scores\">Scores</a><a href=\"#variants\">Variants</a>\
          <a href=\"#timelines\">Timelines</a><a href=\"#figures\">Every figure</a>\
-         <a href=\"#builds\">Builds</a></nav></header>",
+         <a href=\"#kinds\">Other kinds</a><a href=\"#builds\">Builds</a></nav></header>",
         esc(&server.name),
         server.runs.len(),
         site.runs.len()
@@ -283,7 +285,125 @@ fn figures_html(b: &mut String, site: &Site, server: &ServerEntry) {
     b.push_str(
         "</tbody></table><p class=\"legend\">Throughput cells as each run's report has them \
          (medians over the repetitions; hover a flag for what it means); the other kinds of \
-         scenario (idle, storms, rate sweeps) are in each run's report.</p></section>",
+         scenario are in the next section.</p></section>",
+    );
+}
+
+/// One table of the kinds section: a kind's table as the run reports
+/// write it, its rows of this server only, each after its run and date.
+struct KindRows {
+    title: String,
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+/// Every figure of the other kinds of scenario any run measured of it
+/// (idle, storm, rate sweep, fixed rate, short-lived, start-up), newest run
+/// first: a table per kind, from the same tables the run's report has, so
+/// the two cannot disagree. A kind whose table changed shape between runs
+/// (the short-lived columns follow the suite's K) gets a table per shape.
+fn kinds_html(b: &mut String, site: &Site, server: &ServerEntry) {
+    let mut tables: Vec<KindRows> = Vec::new();
+    let mut add = |title: &str, headers: &[String], row: Vec<String>| match tables
+        .iter_mut()
+        .find(|t| t.title == title && t.headers == headers)
+    {
+        Some(t) => t.rows.push(row),
+        None => tables.push(KindRows {
+            title: title.to_string(),
+            headers: headers.to_vec(),
+            rows: vec![row],
+        }),
+    };
+    for &i in server.runs.iter().rev() {
+        let r = &site.runs[i];
+        let run = format!("<a href=\"../{}\">#{}</a>", run_path(r.run.id), r.run.id);
+        let day: String = r.run.started_at.chars().take(10).collect();
+        let lead = |mut row: Vec<String>| {
+            let mut line = vec![run.clone(), esc(&day)];
+            line.append(&mut row);
+            line
+        };
+        for section in crate::kinds::sections(&r.kinds) {
+            for t in &section.tables {
+                // The server's column: "server", or "server (blank at 100
+                // conn.)" in a short-lived table.
+                let Some(at) = t.headers.iter().position(|h| h.starts_with("server")) else {
+                    continue;
+                };
+                for row in t
+                    .rows
+                    .iter()
+                    .filter(|row| row.get(at).is_some_and(|name| server.labels.contains(name)))
+                {
+                    add(
+                        section.title,
+                        &t.headers,
+                        lead(row.iter().map(|c| esc(c)).collect()),
+                    );
+                }
+            }
+        }
+        let start_up = [
+            "server",
+            "first answer",
+            "first 1 s",
+            "first 10 s",
+            "from cell",
+            "steady after",
+            "class",
+        ]
+        .map(String::from);
+        for s in r
+            .startup
+            .servers
+            .iter()
+            .filter(|s| server.labels.contains(&s.server))
+        {
+            let cells = vec![
+                esc(&s.server),
+                esc(&seconds_text(s.ready_s)),
+                esc(&span_text(s.first_1s_rps, s.curve_covers_s, 1.0)),
+                esc(&span_text(s.first_10s_rps, s.curve_covers_s, 10.0)),
+                esc(&cell_text(s)),
+                esc(&seconds_text(s.steady_after_s)),
+                esc(&class_text(s)),
+            ];
+            add("Start-up", &start_up, lead(cells));
+        }
+    }
+    b.push_str("<section id=\"kinds\"><h2>Other kinds of scenario</h2>");
+    if tables.is_empty() {
+        b.push_str(
+            "<p class=\"legend\">No run measured it in a scenario beyond throughput (idle, \
+             storm, rate sweep, fixed rate, short-lived) or recorded its start-up.</p>",
+        );
+    }
+    for t in &tables {
+        let _ = write!(
+            b,
+            "<h3>{}</h3><table class=\"grid kind\" data-kind=\"{}\"><thead><tr><th>run</th>\
+             <th>date</th>",
+            esc(&t.title),
+            esc(&t.title)
+        );
+        for h in &t.headers {
+            let _ = write!(b, "<th>{}</th>", esc(h));
+        }
+        b.push_str("</tr></thead><tbody>");
+        for row in &t.rows {
+            b.push_str("<tr>");
+            for c in row {
+                let _ = write!(b, "<td>{c}</td>");
+            }
+            b.push_str("</tr>");
+        }
+        b.push_str("</tbody></table>");
+    }
+    b.push_str(
+        "<p class=\"legend\">Each kind's figures as its run's report has them (medians over \
+         the repetitions), newest run first; the run's report has the charts and what each \
+         column means.</p></section>",
     );
 }
 
