@@ -78,20 +78,25 @@ fn version_of(program: &str, args: &[&str], dir: &Path) -> Option<String> {
 }
 
 /// Which of the tools `capture` records (its keys) builds and runs servers
-/// written in `language`, as a manifest names it.
+/// written in `language`, as a manifest names it: only a tool whose version
+/// is the language's (a report writes "Go 1.26.8"). Kotlin and Scala run on
+/// the JVM but `java -version` is not their version, nor is Node's that of
+/// nginx's njs: none for them.
 pub fn tool_for_language(language: &str) -> Option<&'static str> {
     let l = language.to_ascii_lowercase();
     let word = |w: &str| {
         l.split(|c: char| !c.is_ascii_alphanumeric())
             .any(|x| x == w)
     };
-    if l.contains("node") || word("javascript") || word("typescript") {
+    if word("njs") || word("kotlin") || word("scala") {
+        None
+    } else if l.contains("node") || word("javascript") || word("typescript") {
         Some("node")
     } else if word("rust") {
         Some("rustc")
     } else if word("go") {
         Some("go")
-    } else if word("java") || word("kotlin") || word("scala") {
+    } else if word("java") {
         Some("java")
     } else if word("python") {
         Some("python3")
@@ -154,6 +159,9 @@ mod tests {
         assert_eq!(tool_for_language("Go"), Some("go"));
         assert_eq!(tool_for_language("C"), Some("gcc"));
         assert_eq!(tool_for_language("Erlang"), None);
+        // Their version is not the tool's.
+        assert_eq!(tool_for_language("Kotlin"), None);
+        assert_eq!(tool_for_language("JavaScript (njs)"), None);
     }
 
     #[test]
