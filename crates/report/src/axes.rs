@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::format::{bytes, thousands};
-use crate::html::{esc, model_key};
+use crate::html_parts::{esc, model_key};
 use crate::model::{Cell, Report};
 use crate::palette::Swatch;
 
@@ -187,7 +187,7 @@ pub(crate) fn allocators_html(b: &mut String, charts: &[AllocatorChart]) {
         let _ = write!(
             b,
             "<span class=\"key-model\">{}<b>{a}</b></span> ",
-            crate::html::swatch_html(color)
+            crate::html_parts::swatch_html(color)
         );
     }
     b.push_str("</div><div class=\"charts\">");
@@ -373,7 +373,7 @@ pub(crate) fn models_html(b: &mut String, r: &Report, colors: &[Swatch]) {
                     format!("{:.1} KiB", v / 1024.0)
                 }),
                 opt(c.server_cpu_cores, &|v| format!("{v:.2} cores")),
-                crate::html::flags_html(&c.flags),
+                crate::html_parts::flags_html(&c.flags),
             );
         }
     }

@@ -10,7 +10,7 @@ use crate::compare::{
 use crate::environment::EnvDifference;
 use crate::gate_judge::Gate;
 use crate::gate_view::gate_html;
-use crate::html::{canvas, esc, flags_html, footer, page, script_json};
+use crate::html_parts::{canvas, esc, flags_html, footer, page, script_json};
 
 /// Writes a comparison of two runs.
 pub fn write_compare_html(out: &mut impl Write, c: &Comparison) -> io::Result<()> {

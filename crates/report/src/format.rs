@@ -140,6 +140,21 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A table cell's text, inert in Markdown and in the HTML it is rendered
+/// to: `|` would end the cell, a newline the row, `<` and `&` start markup.
+pub(crate) fn cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in terminal_safe(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
 

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use crate::compare::{percent, Comparison};
 use crate::gate_judge::{Gate, GateOutcome, NotJudged, NotJudgedReason};
-use crate::html::esc;
+use crate::html_parts::esc;
 
 /// The one-line verdict: what an exit code means, in words.
 pub fn gate_headline(g: &Gate) -> String {

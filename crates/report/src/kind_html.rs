@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::format::{format_duration_ns, thousands};
-use crate::html::{canvas_full, esc, model_key, no_data};
+use crate::html_parts::{canvas_full, esc, model_key, no_data};
 use crate::kind_ranked;
 use crate::kinds::{sections, KindSection};
 use crate::model::Report;

@@ -16,6 +16,7 @@ mod gate;
 mod gate_judge;
 mod gate_view;
 mod html;
+mod html_parts;
 mod kind_html;
 mod kind_idle;
 mod kind_ranked;

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::flag::{measured_legend, warnings_legend, Flag};
-use crate::format::{bytes, terminal_safe, thousands};
+use crate::format::{bytes, cell, thousands};
 use crate::model::{tier_str, Report};
 use crate::palette::model_name;
 use crate::suite_table::{cell_text, standing_mark, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND};
@@ -55,7 +55,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     write_normalised(out, r)?;
     write_allocators(out, r)?;
     write_models(out, r)?;
-    if let Some(p) = placements(r) {
+    if let Some(p) = r.placements() {
         crate::network::write_markdown(out, &p)?;
     }
     crate::kinds::write_markdown(out, &r.kinds)?;
@@ -95,18 +95,6 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out, "| {name} | {} |", rest.join(" | "))?;
     }
     Ok(())
-}
-
-/// The placement table of a report, when it measured cells in two places.
-pub(crate) fn placements(r: &Report) -> Option<crate::network::PlacementTable> {
-    let tests: Vec<(String, u32)> = r
-        .tests
-        .iter()
-        .flat_map(|t| t.connections.iter().map(|&c| (t.name.clone(), c)))
-        .collect();
-    crate::network::placement_table(&r.scenarios, &tests, &r.columns, |test, c, server| {
-        r.cell(test, c, server).map(|cell| &cell.stats)
-    })
 }
 
 /// The allocator study, when the run has one: per server, each allocator's
@@ -273,21 +261,6 @@ fn link_target(url: &str) -> Option<&str> {
         .chars()
         .all(|c| c.is_ascii_graphic() && !"()<>[]|\\`\"'".contains(c));
     ((url.starts_with("https://") || url.starts_with("http://")) && plain).then_some(url)
-}
-
-/// A table cell's text, inert in Markdown and in the HTML it is rendered
-/// to: `|` would end the cell, a newline the row, `<` and `&` start markup.
-pub(crate) fn cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in terminal_safe(text).chars() {
-        match c {
-            '|' => out.push_str("\\|"),
-            '<' => out.push_str("&lt;"),
-            '&' => out.push_str("&amp;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -422,6 +422,21 @@ pub fn build_report(run: &RunDetail) -> Report {
 }
 
 impl Report {
+    /// The placement table, when the run measured cells in two places.
+    pub(crate) fn placements(&self) -> Option<crate::network::PlacementTable> {
+        let tests: Vec<(String, u32)> = self
+            .tests
+            .iter()
+            .flat_map(|t| t.connections.iter().map(|&c| (t.name.clone(), c)))
+            .collect();
+        crate::network::placement_table(
+            &self.scenarios,
+            &tests,
+            &self.columns,
+            |test, c, server| self.cell(test, c, server).map(|cell| &cell.stats),
+        )
+    }
+
     /// The throughput cells as a table: rows in the suite's order, columns
     /// in the report's (by model, then name).
     pub fn table(&self) -> RunTable {

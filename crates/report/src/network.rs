@@ -12,7 +12,7 @@ use netbench_records::RunDetail;
 use netbench_records::{Bandwidth, NetPlacement, NetworkPath, ScenarioRecord};
 
 use crate::format::{format_duration_ns, thousands};
-use crate::html::esc;
+use crate::html_parts::esc;
 use crate::suite_table::CellStats;
 
 /// A placement in words, without addresses: what the notes group by.

@@ -10,10 +10,12 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::flag::Flag;
+use crate::format::bytes;
 use crate::format::thousands;
-use crate::html::{esc, model_key, no_data};
+use crate::html_parts::{esc, flags_html, model_key, no_data};
 use crate::model::{Cell, RepetitionFigures, Report};
 use crate::palette::{model_color, model_name, Swatch};
+use crate::suite_table::tier_mark;
 
 /// What a ranked chart ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -554,7 +556,7 @@ pub(crate) fn latency_html(b: &mut String, r: &Report, colors: &[Swatch], out: &
                 .iter()
                 .any(|x| x.test == t.name && x.connections == c && x.latency.is_some());
             if has {
-                crate::html::canvas_full(b, "latency", &t.name, Some(c), &caption);
+                crate::html_parts::canvas_full(b, "latency", &t.name, Some(c), &caption);
             }
         }
     }
@@ -604,8 +606,39 @@ pub(crate) fn resources_html(
         }
     }
     b.push_str("</div>");
-    crate::html::resources_table(b, r);
+    resources_table(b, r);
     b.push_str("</section>");
+}
+
+/// Every cell's server CPU and memory figures, under the section's charts.
+pub(crate) fn resources_table(b: &mut String, r: &Report) {
+    b.push_str(
+        "<table class=\"grid\"><thead><tr><th>server</th><th>test</th><th>connections</th>\
+        <th>requests/s</th><th>server CPU</th><th>requests per CPU-s</th><th>peak RSS</th>\
+        <th>RSS per connection</th></tr></thead><tbody>",
+    );
+    for c in &r.cells {
+        let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
+        let _ = write!(
+            b,
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&c.server),
+            esc(&c.test),
+            thousands(u64::from(c.connections)),
+            opt(c.stats.rps.map(|s| s.median), &|v| thousands(v.round() as u64)),
+            tier_mark(c.stats.tier).map_or(String::new(), |t| format!(" {t}")),
+            flags_html(&c.flags),
+            opt(c.server_cpu_cores, &|v| format!("{v:.2} cores")),
+            opt(c.requests_per_cpu_s, &|v| thousands(v.round() as u64)),
+            opt(c.peak_rss_bytes, &|v| bytes(v as u64)),
+            opt(c.rss_per_connection, &|v| if v < 0.0 {
+                format!("{:.1} KiB (shrank)", v / 1024.0)
+            } else {
+                format!("{:.1} KiB", v / 1024.0)
+            }),
+        );
+    }
+    b.push_str("</tbody></table>");
 }
 
 #[cfg(test)]

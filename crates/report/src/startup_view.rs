@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::format::thousands;
-use crate::html::{canvas_full, esc, model_key};
+use crate::html_parts::{canvas_full, esc, model_key};
 use crate::model::Report;
 use crate::palette::Swatch;
 use crate::startup::{
@@ -201,7 +201,7 @@ pub(crate) fn write_markdown(out: &mut impl Write, s: &StartUp) -> io::Result<()
 }
 
 fn md_cell(text: &str) -> String {
-    crate::markdown::cell(text)
+    crate::format::cell(text)
 }
 
 #[cfg(test)]

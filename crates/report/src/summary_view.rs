@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use crate::flag::{measured_legend, warnings_legend};
 use crate::format::{format_duration_ns, thousands};
-use crate::html::{esc, flags_html, flags_noted, swatch_html, swatch_of};
+use crate::html_parts::{esc, flags_html, flags_noted, swatch_html, swatch_of};
 use crate::model::{Cell, Report};
 use crate::palette::{model_color, model_meaning, model_name, Swatch};
 use crate::ranking::Standing;

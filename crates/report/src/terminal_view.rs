@@ -74,7 +74,7 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
             write!(out, "{}", rest_lines_safe(reason, "    | "))?;
         }
     }
-    if let Some(p) = crate::markdown::placements(r) {
+    if let Some(p) = r.placements() {
         writeln!(out)?;
         crate::network::write_markdown(out, &p)?;
     }

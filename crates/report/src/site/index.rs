@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::html::{esc, swatch_html};
+use crate::html_parts::{esc, swatch_html};
 use crate::palette::model_name;
 
 use super::timeline::{score_bars, score_text, Chart};

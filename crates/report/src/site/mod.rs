@@ -18,7 +18,7 @@ use std::io::{self, Write};
 
 use netbench_records::Model;
 
-use crate::html::{esc, script_json, REPORT_CSS};
+use crate::html_parts::{esc, script_json, REPORT_CSS};
 use crate::model::{Report, ServerInfo};
 use crate::vendor::{CHART_JS, ERROR_BARS_JS};
 

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::format::{bytes, format_duration_ns, thousands};
-use crate::html::{esc, flags_html, swatch_html};
+use crate::html_parts::{esc, flags_html, swatch_html};
 use crate::model::tier_str;
 use crate::palette::{model_meaning, model_name};
 use crate::startup::{cell_text, class_text, seconds_text, span_text};
