@@ -10,11 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use netbench_engine::{ErrorCounts, LatencySummary};
-use netbench_suite::kinds::{Facts, IdleFacts, IdleLevelFacts, LineFit};
-use netbench_suite::store::{
-    BuildStatus, CellKey, Measurement, MeasurementStatus, NewRun, RunStatus, ServerRecord, Store,
-};
+use netbench_records::facts::{Facts, IdleFacts, IdleLevelFacts, LineFit};
+use netbench_records::fixtures;
+use netbench_suite::records_of::{scenario_records_of_text, server_facts};
+use netbench_suite::store::{CellKey, Measurement, NewRun, RunStatus, ServerRecord, Store};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("netbench-site-{name}-{}", std::process::id()));
@@ -41,26 +40,6 @@ fn manifest(name: &str, model: &str, variants: &str) -> String {
          for the site\"\nmodel = \"{model}\"\nwebsite = \"https://example.org/{name}\"\n\
          run = \"x\"\n{variants}"
     )
-}
-
-/// The engine's result of a measurement at `rps`, as the store keeps it.
-fn result_json(rps: f64) -> String {
-    let latency = LatencySummary {
-        count: 1000,
-        p50_ns: 1e6,
-        p99_ns: 3e6,
-        ..LatencySummary::default()
-    };
-    serde_json::json!({
-        "interrupted": false, "requests": (rps * 2.0) as u64, "errors": ErrorCounts::default(),
-        "duration_s": 2.0, "rps": rps, "latency": latency, "connect": LatencySummary::default(),
-        "connects": 1, "bytes_read": 0, "bytes_written": 0, "workers": [],
-        "client_cpu_s": 0.1, "process_cpu_s": 0.2, "configured_connections": 100,
-        "achieved_concurrency": 99.0, "rate": null,
-        "verdict": {"client_bound": false, "judged": true, "reasons": ["test"],
-                    "busiest_cpu": 0.1, "busiest_loop": 0.1, "in_flight": null}
-    })
-    .to_string()
 }
 
 /// An idle scenario, for the runs that hold idle connections too.
@@ -110,21 +89,18 @@ fn stored_run(
     idle: bool,
 ) -> i64 {
     let suite_toml = SUITE.replace("repetitions = 3", &format!("repetitions = {repetitions}"));
+    let suite_toml = if idle {
+        format!("{suite_toml}{IDLE}")
+    } else {
+        suite_toml
+    };
     let id = store
         .begin_run(&NewRun {
-            suite: suite.into(),
-            suite_toml: if idle {
-                format!("{suite_toml}{IDLE}")
-            } else {
-                suite_toml
-            },
-            command: format!("netbench run {suite}"),
             environment: env,
             placement: serde_json::json!({"server": [0], "client": [1]}),
-            repetitions: None,
-            work_seed: 1,
-            adaptive: None,
-            scenarios: netbench_suite::records_of::scenario_records_of_text(suite, SUITE),
+            scenarios: scenario_records_of_text(suite, &suite_toml),
+            suite_toml,
+            ..fixtures::new_run(suite)
         })
         .unwrap();
     for &(name, variant, manifest, speed) in servers {
@@ -132,49 +108,25 @@ fn stored_run(
             .record_server(
                 id,
                 &ServerRecord {
-                    server: name.into(),
-                    variant: variant.into(),
                     manifest_toml: manifest.into(),
-                    build_status: BuildStatus::Ok,
                     build_s: 2.5,
                     artefact_bytes: Some(3_000_000),
                     ready_s: Some(0.05),
-                    verify_json: None,
-                    excluded_reason: None,
-                    allocator: None,
-                    facts: netbench_suite::records_of::server_facts(manifest, variant),
+                    facts: server_facts(manifest, variant),
+                    ..fixtures::server(name, variant)
                 },
             )
             .unwrap();
+        let key = |scenario: &str, connections: u32, repetition: u32| CellKey {
+            variant: variant.into(),
+            ..fixtures::key(name, scenario, connections, repetition)
+        };
         if idle {
-            store
-                .record_measurement(
-                    id,
-                    &Measurement {
-                        id: None,
-                        key: CellKey {
-                            server: name.into(),
-                            variant: variant.into(),
-                            scenario: "held".into(),
-                            connections: 100,
-                            repetition: 1,
-                        },
-                        status: MeasurementStatus::Ok,
-                        failure: None,
-                        result_json: Some(result_json(0.0)),
-                        histogram: None,
-                        client_bound: false,
-                        started_at: "2026-11-20T10:00:00Z".into(),
-                        duration_s: 1.0,
-                        samples: Vec::new(),
-                        noise: None,
-                        facts: Some(idle_facts(2048.0 / speed)),
-                        server_cpu_s: None,
-                        network: None,
-                        warmup: None,
-                    },
-                )
-                .unwrap();
+            let m = Measurement {
+                facts: Some(idle_facts(2048.0 / speed)),
+                ..fixtures::ok(key("held", 100, 1), 0.0)
+            };
+            store.record_measurement(id, &m).unwrap();
         }
         for (scenario, conns, base) in [
             ("blank", 1, 20_000.0),
@@ -183,34 +135,12 @@ fn stored_run(
         ] {
             for repetition in 1..=repetitions {
                 let jitter = 1.0 + 0.01 * f64::from(repetition) - 0.02;
-                store
-                    .record_measurement(
-                        id,
-                        &Measurement {
-                            id: None,
-                            key: CellKey {
-                                server: name.into(),
-                                variant: variant.into(),
-                                scenario: scenario.into(),
-                                connections: conns,
-                                repetition,
-                            },
-                            status: MeasurementStatus::Ok,
-                            failure: None,
-                            result_json: Some(result_json(base * speed * jitter)),
-                            histogram: None,
-                            client_bound: false,
-                            started_at: "2026-11-20T10:00:00Z".into(),
-                            duration_s: 2.0,
-                            samples: Vec::new(),
-                            noise: None,
-                            facts: None,
-                            server_cpu_s: None,
-                            network: None,
-                            warmup: None,
-                        },
-                    )
-                    .unwrap();
+                let rps = base * speed * jitter;
+                let m = Measurement {
+                    result_json: Some(fixtures::load_result(rps, 3e6, 2.0)),
+                    ..fixtures::ok(key(scenario, conns, repetition), rps)
+                };
+                store.record_measurement(id, &m).unwrap();
             }
         }
     }

@@ -114,6 +114,14 @@ pub fn load_result(rps: f64, p99_ns: f64, duration_s: f64) -> String {
     .to_string()
 }
 
+/// The same result with the engine's verdict that the client, not the
+/// server, was the limit.
+pub fn client_bound(load_result: &str) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(load_result).expect("a load result");
+    v["verdict"]["client_bound"] = true.into();
+    v.to_string()
+}
+
 /// A good measurement of `key` at `rps` (p99 1 ms), nothing else recorded.
 pub fn ok(key: CellKey, rps: f64) -> Measurement {
     Measurement {

@@ -18,6 +18,7 @@ use std::path::Path;
 
 use common::check_in_browser_with;
 use netbench_engine::LatencySummary;
+use netbench_records::fixtures;
 use netbench_report::{build_report, write_html, Spectrum, SpectrumPoint};
 use netbench_suite::kinds::{
     Facts, FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, ShortLivedFacts, StormFacts,
@@ -100,22 +101,14 @@ fn names() -> Vec<String> {
         .collect()
 }
 
+/// The engine's result at `rps` with a p99 of `p99_ms`, over 10 s.
 fn load_result(rps: f64, p99_ms: f64, client_bound: bool) -> String {
-    let ns = p99_ms * 1e6;
-    let latency = serde_json::json!({"count": 1000, "min_ns": ns / 20.0, "mean_ns": ns / 4.0,
-        "stdev_ns": ns / 8.0, "p50_ns": ns / 5.0, "p90_ns": ns / 2.0, "p99_ns": ns,
-        "p999_ns": ns * 2.0, "p9999_ns": ns * 3.0, "max_ns": ns * 4.0});
-    serde_json::json!({
-        "interrupted": false, "requests": (rps * 10.0) as u64,
-        "errors": [0, 0, 0, 0, 0, 0, 0, 0, 0],
-        "duration_s": 10.0, "rps": rps, "latency": latency, "connect": latency,
-        "connects": 100, "bytes_read": 0, "bytes_written": 0, "workers": [],
-        "client_cpu_s": 1.0, "process_cpu_s": 1.0, "configured_connections": 100,
-        "achieved_concurrency": 100.0, "rate": null,
-        "verdict": {"client_bound": client_bound, "reasons": [], "busiest_cpu": 0.5,
-                    "busiest_loop": 0.5, "in_flight": 100.0}
-    })
-    .to_string()
+    let r = fixtures::load_result(rps, p99_ms * 1e6, 10.0);
+    if client_bound {
+        fixtures::client_bound(&r)
+    } else {
+        r
+    }
 }
 
 /// Two seconds of samples: `cores` busy, `rss` bytes at the peak.
