@@ -79,6 +79,7 @@ impl Row {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl Row {
     /// A row read with [`SELECT_ROWS`].
     pub fn from_sql(r: &postgres::Row) -> Row {

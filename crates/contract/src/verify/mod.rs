@@ -2,6 +2,7 @@
 //! contract, each passing, warning or failing with a one-line reason.
 
 mod checks;
+#[cfg(feature = "postgres")]
 mod db;
 mod ws;
 
@@ -164,7 +165,10 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
     out.push(checks::keep_alive(&mut ctx));
     let mut skipped = Vec::new();
     match &opts.database_url {
+        #[cfg(feature = "postgres")]
         Some(url) => out.extend(db::checks(&mut ctx, url)),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => skipped.push("db: this build has no PostgreSQL client".to_string()),
         None => skipped.push("db: no database given (--database-url)".to_string()),
     }
     if opts.ws {
