@@ -204,7 +204,11 @@ impl BufRing {
     }
 
     /// Notes `len` bytes the kernel wrote into buffer `bid` (`more`: it
-    /// keeps filling the buffer); returns where they start in it.
+    /// keeps filling the buffer); returns where they start in it. A
+    /// completion does not say where its bytes are: they follow the
+    /// buffer's earlier ones, since receives fill a buffer one after the
+    /// other and their completions are posted in that order (an overflowing
+    /// completion queue keeps the order too).
     fn received(&mut self, bid: u16, len: u32, more: bool) -> u32 {
         let b = bid as usize;
         let start = self.filled[b];
