@@ -12,6 +12,8 @@ it completed, so no client's own accounting is trusted. The floor clients
 one on io_uring: the ratio to the floor is what a client costs beyond the
 kernel's work. Within each repetition at a connection count every client runs
 once, the order rotated between repetitions; the table shows medians.
+With --sizes, the same again per answer size: nginx serves a file of N bytes
+at /bytes/N (2 bytes is `/`, the "OK" above), one table per size.
 
 Standard library only (Python 3.11). Linux only (taskset, /proc).
 Run `python3 bench/clients.py --help` for the options.
@@ -205,6 +207,8 @@ class ClientRun:
     connections: int
     rep: int
     command: list[str]
+    # Bytes of the answer's body (2: nginx's "OK").
+    size: int = 2
     ok: bool = False
     failure: str = ""
     returncode: int | None = None
@@ -228,8 +232,9 @@ class ClientRun:
     stderr_tail: str = ""
 
 
-def command(key: str, box: Toolbox, n: int, seconds: int, host: str, port: int) -> list[str]:
-    url = f"http://{host}:{port}/"
+def command(key: str, box: Toolbox, n: int, seconds: int, host: str, port: int,
+            path: str = "/") -> list[str]:
+    url = f"http://{host}:{port}{path}"
     pin = ["taskset", "-c", lw.CLIENT_CPU]
     exe = box.paths[key]
     if key == "wrk":
@@ -345,8 +350,9 @@ def parse_output(key: str, text: str, run: ClientRun) -> None:
         parse_floor(text, run)
 
 
-def run_client(key: str, cmd: list[str], n: int, rep: int, seconds: int) -> ClientRun:
-    run = ClientRun(client=key, connections=n, rep=rep, command=cmd)
+def run_client(key: str, cmd: list[str], n: int, rep: int, seconds: int,
+               size: int = 2) -> ClientRun:
+    run = ClientRun(client=key, connections=n, rep=rep, command=cmd, size=size)
     rc, out, err, wall, utime, stime = lw.run_measured(cmd, timeout=seconds * 2 + 60)
     run.returncode, run.wall_s, run.cpu_user_s, run.cpu_sys_s = rc, wall, utime, stime
     run.stdout_tail, run.stderr_tail = out[-4000:], err[-4000:]
@@ -365,10 +371,12 @@ def run_client(key: str, cmd: list[str], n: int, rep: int, seconds: int) -> Clie
     return run
 
 
-def not_applicable(key: str, n: int, box: Toolbox) -> str:
-    """Why this client cannot run at n connections, or ''."""
+def not_applicable(key: str, n: int, box: Toolbox, size: int = 2) -> str:
+    """Why this client cannot run at n connections and this answer size, or ''."""
     if key in box.unavailable:
         return box.unavailable[key]
+    if key.startswith("floor-") and size != 2:
+        return "the floor clients only ask for `/`"
     if key == "ab" and n > AB_MAX_CONCURRENCY:
         return f"ab: concurrency above {AB_MAX_CONCURRENCY:,}"
     return ""
@@ -403,11 +411,15 @@ def rotated(keys: list[str], rep: int, reps: int) -> list[str]:
     return keys[k:] + keys[:k]
 
 
+def size_path(size: int) -> str:
+    return "/" if size == 2 else f"/bytes/{size}"
+
+
 def run_one(key: str, box: Toolbox, server: lw.Nginx, n: int, rep: int, seconds: int,
-            progress: str) -> ClientRun:
-    cmd = command(key, box, n, seconds, "127.0.0.1", server.port)
-    log(f"{progress} {LABEL[key]}, {n:,} connections, rep {rep}: {shlex.join(cmd)}")
-    run = run_client(key, cmd, n, rep, seconds)
+            progress: str, size: int = 2) -> ClientRun:
+    cmd = command(key, box, n, seconds, "127.0.0.1", server.port, size_path(size))
+    log(f"{progress} {LABEL[key]}, {n:,} connections, {size:,} B, rep {rep}: {shlex.join(cmd)}")
+    run = run_client(key, cmd, n, rep, seconds, size)
     server.check_alive()
     if run.ok:
         log(f"    {run.rps:,.0f} req/s, {run.cpu_us_per_request:.2f} µs CPU/req, "
@@ -422,17 +434,20 @@ def run_one(key: str, box: Toolbox, server: lw.Nginx, n: int, rep: int, seconds:
 
 def run_table(args, box: Toolbox, server: lw.Nginx, keys: list[str]) -> list[ClientRun]:
     runs: list[ClientRun] = []
-    total = sum(1 for n in args.levels for k in keys if not not_applicable(k, n, box)) * args.reps
+    total = sum(1 for size in args.sizes for n in args.levels for k in keys
+                if not not_applicable(k, n, box, size)) * args.reps
     done = 0
-    for n in args.levels:
-        for rep in range(1, args.reps + 1):
-            for key in rotated(keys, rep, args.reps):
-                if not_applicable(key, n, box):
-                    continue
-                if done:
-                    settle(server.port, n, args.pause)
-                done += 1
-                runs.append(run_one(key, box, server, n, rep, args.duration, f"[{done}/{total}]"))
+    for size in args.sizes:
+        for n in args.levels:
+            for rep in range(1, args.reps + 1):
+                for key in rotated(keys, rep, args.reps):
+                    if not_applicable(key, n, box, size):
+                        continue
+                    if done:
+                        settle(server.port, n, args.pause)
+                    done += 1
+                    runs.append(run_one(key, box, server, n, rep, args.duration,
+                                        f"[{done}/{total}]", size))
     return runs
 
 
@@ -514,16 +529,18 @@ def floor_sanity(box: Toolbox, server: lw.Nginx, keys: list[str], seconds: int =
 # Summary and table
 # --------------------------------------------------------------------------
 
-def summarize(runs: list[ClientRun], keys: list[str], levels: list[int], box: Toolbox) -> list[dict]:
-    """One row per (connections, client): medians over good reps, errors summed."""
+def summarize(runs: list[ClientRun], keys: list[str], levels: list[int], box: Toolbox,
+              size: int = 2) -> list[dict]:
+    """One row per (connections, client) at one answer size: medians over good
+    reps, errors summed."""
     rows = []
     for n in levels:
         level = []
         for key in keys:
-            row = {"connections": n, "client": key, "label": LABEL[key]}
-            mine = [r for r in runs if r.client == key and r.connections == n]
+            row = {"connections": n, "client": key, "label": LABEL[key], "size": size}
+            mine = [r for r in runs if r.client == key and r.connections == n and r.size == size]
             good = [r for r in mine if r.ok]
-            why = not_applicable(key, n, box)
+            why = not_applicable(key, n, box, size)
             if why and not good:
                 row["na"] = why
             elif not good:
@@ -566,6 +583,18 @@ def _errors(row: dict) -> str:
 
 
 def markdown_table(rows: list[dict], env: dict, reps: int, wall_s: float) -> str:
+    sizes = sorted({r["size"] for r in rows})
+    if sizes != [2]:
+        tables = []
+        for size in sizes:
+            heading = (f"Answer body: {size:,} bytes (`GET {size_path(size)}`)")
+            table = _table_rows([r for r in rows if r["size"] == size])
+            tables.append(heading + "\n\n" + "\n".join(table))
+        return "\n\n".join(tables) + "\n\n" + _footer(env, reps, wall_s)
+    return "\n".join(_table_rows(rows)) + "\n\n" + _footer(env, reps, wall_s)
+
+
+def _table_rows(rows: list[dict]) -> list[str]:
     header = ["connections", "client", "requests/s", "client CPU µs/request",
               "× floor epoll", "× wrk", "client core busy", "errors"]
     lines = ["| " + " | ".join(header) + " |",
@@ -585,19 +614,21 @@ def markdown_table(rows: list[dict], env: dict, reps: int, wall_s: float) -> str
                       _ratio(r["x_floor_epoll"]), _ratio(r["x_wrk"]),
                       f"{r['core_busy']:.0%}", _errors(r)]
         lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
     if cut:
+        lines.append("")
         lines.append("‡ requests in flight when oha's clock ran out: oha aborts them "
                      "(\"aborted due to deadline\"); not counted as requests nor as errors.")
-        lines.append("")
+    return lines
+
+
+def _footer(env: dict, reps: int, wall_s: float) -> str:
     med = f"medians over {reps} alternating reps (order rotated), errors summed; " if reps > 1 else ""
     v = env["versions"]
-    lines.append(
+    return (
         f"{med}{env['date']}; {env['cpu_model']}, nproc {env['nproc']}, kernel {env['kernel']}; "
         + "; ".join(f"{k} {v[k]}" for k in v)
         + f"; nginx on CPU {lw.SERVER_CPU}, clients on CPU {lw.CLIENT_CPU}; "
         f"total wall time {wall_s / 60:.1f} min; command: `{env['command_line']}`")
-    return "\n".join(lines)
 
 
 def environment(box: Toolbox, netbench: Path) -> dict:
@@ -652,6 +683,16 @@ def parse_clients(text: str) -> list[str]:
     return [k for k in LABEL if k in keys]  # table order
 
 
+def parse_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of byte counts: {text!r}") from None
+    if not sizes or any(s < 1 for s in sizes):
+        raise argparse.ArgumentTypeError("sizes are positive byte counts")
+    return list(dict.fromkeys(sizes))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="clients.py", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -687,6 +728,10 @@ run produced numbers, 1 some did not (or --check found a client with none),
 2 setup error, 130 interrupted.""")
     p.add_argument("--levels", type=lw.parse_levels, default=[1, 100, 1000, 10000],
                    help="comma-separated connection counts (default: 1,100,1000,10000)")
+    p.add_argument("--sizes", type=parse_sizes, default=[2], metavar="BYTES",
+                   help="comma-separated answer body sizes, one table each; 2 is nginx's "
+                        "`return 200 \"OK\"` at /, any other N a static file at /bytes/N; "
+                        "the floor clients only run at 2 (default: 2)")
     p.add_argument("--duration", type=int, default=10, metavar="SECONDS",
                    help="length of each run (default: 10)")
     p.add_argument("--reps", type=int, default=3,
@@ -730,7 +775,8 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{LABEL[key]}: n/a ({why})")
         lw.raise_nofile(max(args.levels) + 1024)
         env = environment(box, args.netbench.resolve())
-        with lw.Nginx(box.nginx, keep_tmp=args.keep_tmp) as server:
+        with lw.Nginx(box.nginx, keep_tmp=args.keep_tmp,
+                      sizes=tuple(s for s in args.sizes if s != 2)) as server:
             warnings = floor_sanity(box, server, keys)
             runs = run_table(args, box, server, keys)
     except lw.BenchError as e:
@@ -741,14 +787,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     wall = time.monotonic() - t0
 
-    rows = summarize(runs, keys, args.levels, box)
+    rows = [row for size in args.sizes for row in summarize(runs, keys, args.levels, box, size)]
     print(markdown_table(rows, env, args.reps, wall))
     for w in warnings:
         print(f"\nwarning: {w}")
     log(f"total wall time {wall / 60:.1f} min")
     if args.json_out:
         payload = {"environment": env,
-                   "settings": {"levels": args.levels, "duration_s": args.duration,
+                   "settings": {"levels": args.levels, "sizes": args.sizes,
+                                "duration_s": args.duration,
                                 "reps": args.reps, "clients": keys,
                                 "server_cpu": lw.SERVER_CPU, "client_cpu": lw.CLIENT_CPU},
                    "unavailable": box.unavailable, "sanity_warnings": warnings,

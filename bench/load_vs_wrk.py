@@ -168,12 +168,19 @@ def _set_pdeathsig() -> None:
         pass
 
 
+def body_bytes(size: int) -> bytes:
+    """The body served at /bytes/SIZE: printable, so a client that logs it stays readable."""
+    return (b"0123456789abcdef" * (size // 16 + 1))[:size]
+
+
 class Nginx:
     """A private nginx in a temp prefix; context manager that always stops it."""
 
     def __init__(self, binary: str, keep_tmp: bool = False, workers: int = 1,
-                 worker_connections: int = 19000):
+                 worker_connections: int = 19000, sizes: tuple[int, ...] = ()):
         self.binary = binary
+        # Body sizes served at /bytes/N besides `/` ("OK").
+        self.sizes = tuple(sizes)
         self.keep_tmp = keep_tmp
         self.workers = workers
         self.worker_connections = worker_connections
@@ -196,7 +203,30 @@ class Nginx:
             raise BenchError(f"cannot fill in {TEMPLATE}: {e!r}") from None
         path = self.prefix / "nginx.conf"
         path.write_text(conf)
+        if self.sizes:
+            # nginx's worker runs as another user: it must get through the
+            # private (0700) prefix to the files, and read them.
+            self.prefix.chmod(0o711)
+            (self.prefix / "bytes").mkdir(mode=0o755, exist_ok=True)
+        for size in self.sizes:
+            f = self.prefix / "bytes" / str(size)
+            f.write_bytes(body_bytes(size))
+            f.chmod(0o644)
         return path
+
+    def check_sizes(self) -> None:
+        """Each /bytes/N answers 200 with exactly N bytes of body."""
+        for size in self.sizes:
+            path = f"/bytes/{size}"
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+                s.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                reply = b""
+                while chunk := s.recv(65536):
+                    reply += chunk
+            head, _, body = reply.partition(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.1 200") or body != body_bytes(size):
+                raise BenchError(f"nginx's {path} is not {size} bytes of body: "
+                                 f"{head[:200]!r}, {len(body)} bytes{self.error_log_tail()}")
 
     def start(self) -> None:
         conf = self.write_conf()
@@ -211,6 +241,7 @@ class Nginx:
                                      stderr=subprocess.PIPE, start_new_session=True,
                                      preexec_fn=_set_pdeathsig)
         self.wait_ready()
+        self.check_sizes()
 
     def wait_ready(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout

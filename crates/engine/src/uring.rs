@@ -3,9 +3,10 @@
 //! indexed by slot, multishot receives into a ring of provided buffers,
 //! connects and sends submitted in one batch per loop turn together with the
 //! wait. The connection state machines see the same `Read` and `Write` as on
-//! epoll: received bytes wait in the slot until the worker reads them, and
-//! a write is taken whole and sent by the ring.
+//! epoll: received bytes wait in their provided buffers until the worker
+//! reads them, and a write is taken whole and sent by the ring.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::RawFd;
@@ -21,16 +22,33 @@ use crate::error::ErrorKind;
 use crate::net::sockaddr;
 use crate::proto::{ConnPlan, Protocol};
 
-/// Bytes per provided buffer: a small answer fits one; a large one takes
-/// several completions.
-const BUF_SIZE: usize = 1024;
-/// Provided buffers at most: with DEFER_TASKRUN every receive of a turn takes
-/// one before the loop hands them back, so up to one per connection (two
-/// are given, as an answer may come in pieces: with one, 1,000 connections
+/// Provided buffers the kernel fills incrementally (IOU_PBUF_RING_INC, Linux
+/// 6.12): each receive takes what the socket holds, up to the rest of the
+/// buffer at the ring's head, so a 64 KB answer is one or two completions
+/// (with 1 KiB buffers it was 64, which cost twice wrk's CPU per request),
+/// and small answers from many connections pack one buffer.
+const INC_BUF_SIZE: usize = 64 * 1024;
+/// At most 16 MiB of buffers per ring, reserved as address space and
+/// resident only as far as the kernel has written into them.
+const INC_MAX_BUFS: u16 = 256;
+/// Buffer bytes a ring starts with per connection (as many as the 1 KiB
+/// buffers gave), from 128 KiB to 4 MiB; a turn whose receives found none
+/// left doubles them, up to [`INC_MAX_BUFS`], since everything that arrives
+/// during a turn is received before the loop reads it.
+const INC_BYTES_PER_SLOT: usize = 2 * 1024;
+const INC_MIN_BYTES: usize = 128 * 1024;
+const INC_START_MAX_BYTES: usize = 4 * 1024 * 1024;
+/// Kernels without incremental buffers: each receive takes a whole buffer,
+/// so they stay small. With DEFER_TASKRUN every receive of a turn takes one
+/// before the loop hands them back, so up to one per connection (two are
+/// given, as an answer may come in pieces: with one, 1,000 connections
 /// measured 5% more CPU per request); past this many a turn's receives may
 /// find none, end with ENOBUFS and are armed again (one more entry), which
 /// costs less than 1 KiB per connection.
-const MAX_BUFS: usize = 4096;
+const SMALL_BUF_SIZE: usize = 1024;
+const SMALL_MAX_BUFS: usize = 4096;
+/// `IOU_PBUF_RING_INC`, which the io-uring crate does not export.
+const IOU_PBUF_RING_INC: u16 = 2;
 const BUF_GROUP: u16 = 0;
 
 const OP_CONNECT: u64 = 0;
@@ -98,16 +116,34 @@ pub fn uring_refusal() -> Option<String> {
 }
 
 /// The provided buffers and the ring the kernel picks them from.
+///
+/// A buffer goes back to the kernel once the kernel has moved on from it and
+/// the worker has read every piece of it: with incremental buffers one
+/// buffer holds the answers of several connections in turn.
 struct BufRing {
     ring: *mut BufRingEntry,
     ring_layout: std::alloc::Layout,
-    data: Vec<u8>,
+    /// `entries` buffers of `size` bytes, mapped lazily (MAP_NORESERVE): a
+    /// page is resident once the kernel has written to it.
+    data: *mut u8,
+    size: usize,
     entries: u16,
+    /// Buffers 0..active are in use; the rest are reserve for [`Self::grow`].
+    active: u16,
+    incremental: bool,
     tail: u16,
+    /// Per buffer: bytes the kernel has written into it since it was given.
+    filled: Vec<u32>,
+    /// Per buffer: pieces received and not yet read out.
+    unread: Vec<u32>,
+    /// Per buffer: the kernel will write no more into it.
+    spent: Vec<bool>,
 }
 
 impl BufRing {
-    fn new(entries: u16) -> io::Result<Self> {
+    /// A ring of `entries` buffers (a power of two) of `size` bytes, of
+    /// which the first `active` are handed to the kernel.
+    fn new(entries: u16, active: u16, size: usize, incremental: bool) -> io::Result<Self> {
         let ring_layout = std::alloc::Layout::from_size_align(
             entries as usize * std::mem::size_of::<BufRingEntry>(),
             4096,
@@ -118,34 +154,121 @@ impl BufRing {
         if ring.is_null() {
             return Err(io::Error::from(io::ErrorKind::OutOfMemory));
         }
+        let len = entries as usize * size;
+        // SAFETY: an anonymous private mapping; the result is checked.
+        let data = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if data == libc::MAP_FAILED {
+            let e = io::Error::last_os_error();
+            // SAFETY: allocated above with this layout.
+            unsafe { std::alloc::dealloc(ring.cast(), ring_layout) };
+            return Err(e);
+        }
+        let n = entries as usize;
         let mut b = BufRing {
             ring,
             ring_layout,
-            data: vec![0u8; entries as usize * BUF_SIZE],
+            data: data.cast(),
+            size,
             entries,
+            active: 0,
+            incremental,
             tail: 0,
+            filled: vec![0; n],
+            unread: vec![0; n],
+            spent: vec![false; n],
         };
-        for bid in 0..entries {
-            b.give_back(bid);
-        }
+        b.grow_to(active);
         Ok(b)
     }
 
-    fn buf(&self, bid: u16, len: usize) -> &[u8] {
-        let start = bid as usize * BUF_SIZE;
-        &self.data[start..start + len.min(BUF_SIZE)]
+    fn grow_to(&mut self, active: u16) {
+        let active = active.min(self.entries);
+        for bid in self.active..active {
+            self.give_back(bid);
+        }
+        self.active = self.active.max(active);
+    }
+
+    /// Doubles the buffers the kernel may fill, up to the ring's size.
+    fn grow(&mut self) {
+        self.grow_to(self.active.saturating_mul(2));
+    }
+
+    /// Notes `len` bytes the kernel wrote into buffer `bid` (`more`: it
+    /// keeps filling the buffer); returns where they start in it. A
+    /// completion does not say where its bytes are: they follow the
+    /// buffer's earlier ones, since receives fill a buffer one after the
+    /// other and their completions are posted in that order (an overflowing
+    /// completion queue keeps the order too).
+    fn received(&mut self, bid: u16, len: u32, more: bool) -> u32 {
+        let b = bid as usize;
+        let start = self.filled[b];
+        debug_assert!(
+            start as usize + len as usize <= self.size,
+            "past the buffer"
+        );
+        self.filled[b] = (start + len).min(self.size as u32);
+        self.unread[b] += 1;
+        if !(self.incremental && more) {
+            self.spent[b] = true;
+        }
+        start
+    }
+
+    /// A piece of buffer `bid` was read out (or will never be).
+    fn release(&mut self, bid: u16) {
+        let b = bid as usize;
+        self.unread[b] -= 1;
+        if self.unread[b] == 0 && self.spent[b] {
+            self.recycle(bid);
+        }
+    }
+
+    /// A completion that carried buffer `bid` but no bytes.
+    fn received_nothing(&mut self, bid: u16) {
+        // A whole buffer is consumed by a receive whatever it got; an
+        // incremental one only by the bytes written, so it stays with the
+        // kernel.
+        if !self.incremental && self.unread[bid as usize] == 0 {
+            self.recycle(bid);
+        }
+    }
+
+    fn recycle(&mut self, bid: u16) {
+        let b = bid as usize;
+        self.filled[b] = 0;
+        self.spent[b] = false;
+        self.give_back(bid);
+    }
+
+    fn bytes(&self, bid: u16, start: u32, len: u32) -> &[u8] {
+        let from = bid as usize * self.size + start as usize;
+        let len = (len as usize).min(self.size - (start as usize).min(self.size));
+        // SAFETY: inside buffer `bid` of the mapping, which lives as long
+        // as `self`; the kernel writes only to buffers it holds, and a
+        // received piece is read before its buffer is given back.
+        unsafe { std::slice::from_raw_parts(self.data.add(from), len) }
     }
 
     /// Hands buffer `bid` back to the kernel.
     fn give_back(&mut self, bid: u16) {
         let mask = self.entries - 1;
         // SAFETY: the index is masked into the ring, which holds `entries`
-        // entries; the address is inside `data`, which lives as long as the
-        // ring registration (the IoUring is dropped first).
+        // entries; the address is inside the mapping, which lives as long as
+        // the ring registration (the IoUring is dropped first).
         unsafe {
             let e = &mut *self.ring.add((self.tail & mask) as usize);
-            e.set_addr(self.data.as_ptr().add(bid as usize * BUF_SIZE) as u64);
-            e.set_len(BUF_SIZE as u32);
+            e.set_addr(self.data.add(bid as usize * self.size) as u64);
+            e.set_len(self.size as u32);
             e.set_bid(bid);
         }
         self.tail = self.tail.wrapping_add(1);
@@ -160,9 +283,20 @@ impl BufRing {
 
 impl Drop for BufRing {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ring.cast(), self.ring_layout) };
+        // SAFETY: allocated and mapped in `new` with these sizes.
+        unsafe {
+            std::alloc::dealloc(self.ring.cast(), self.ring_layout);
+            libc::munmap(self.data.cast(), self.entries as usize * self.size);
+        }
     }
+}
+
+/// Received bytes of a slot: `len` bytes from `start` in buffer `bid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Piece {
+    bid: u16,
+    start: u32,
+    len: u32,
 }
 
 #[derive(Default)]
@@ -171,9 +305,9 @@ struct Slot {
     open: bool,
     connect: Option<i32>,
     recv_armed: bool,
-    /// Received and not yet read.
-    pending: Vec<u8>,
-    pending_pos: usize,
+    /// Received and not yet read, in order; the capacity stays with the
+    /// slot, so a request allocates nothing.
+    pieces: VecDeque<Piece>,
     eof: bool,
     /// A failed receive (negative errno), or a failed send.
     recv_error: Option<i32>,
@@ -195,6 +329,8 @@ pub(crate) struct UringIo {
     target: Option<(libc::sockaddr_storage, libc::socklen_t)>,
     wake_at: Option<Instant>,
     reaped: Vec<(u64, i32, u32)>,
+    /// A receive of this turn found no buffer.
+    starved: bool,
     /// Buffers of sends still in flight on closed slots, freed at their
     /// completion.
     retired: Vec<(u64, Vec<u8>)>,
@@ -215,24 +351,52 @@ impl UringIo {
             Err(_) => IoUring::builder().setup_cqsize(cq).build(entries)?,
         };
         ring.submitter().register_files_sparse(slots as u32)?;
-        let nbufs = (2 * slots).next_power_of_two().clamp(64, MAX_BUFS) as u16;
-        let bufs = BufRing::new(nbufs)?;
-        // SAFETY: the ring memory is page-aligned, holds `nbufs` entries and
-        // lives in `bufs`, which outlives the registration (dropped after
-        // the IoUring).
-        unsafe {
-            ring.submitter()
-                .register_buf_ring_with_flags(bufs.ring as u64, nbufs, BUF_GROUP, 0)?;
-        }
+        let bufs = match Self::register_bufs(&ring, slots, true) {
+            Ok(b) => b,
+            // Before Linux 6.12: no incremental buffers.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                Self::register_bufs(&ring, slots, false)?
+            }
+            Err(e) => return Err(e),
+        };
         Ok(UringIo {
             ring,
             bufs,
+            starved: false,
             slots: (0..slots).map(|_| Slot::default()).collect(),
             target: None,
             wake_at: None,
             reaped: Vec::with_capacity(1024),
             retired: Vec::new(),
         })
+    }
+
+    fn register_bufs(ring: &IoUring, slots: usize, incremental: bool) -> io::Result<BufRing> {
+        let bufs = if incremental {
+            let bytes = (INC_BYTES_PER_SLOT * slots).clamp(INC_MIN_BYTES, INC_START_MAX_BYTES);
+            BufRing::new(
+                INC_MAX_BUFS,
+                (bytes / INC_BUF_SIZE) as u16,
+                INC_BUF_SIZE,
+                true,
+            )?
+        } else {
+            let n = (2 * slots).next_power_of_two().clamp(64, SMALL_MAX_BUFS) as u16;
+            BufRing::new(n, n, SMALL_BUF_SIZE, false)?
+        };
+        let flags = if incremental { IOU_PBUF_RING_INC } else { 0 };
+        // SAFETY: the ring memory is page-aligned, holds `entries` entries
+        // and lives in `bufs`, which outlives the registration (dropped
+        // after the IoUring).
+        unsafe {
+            ring.submitter().register_buf_ring_with_flags(
+                bufs.ring as u64,
+                bufs.entries,
+                BUF_GROUP,
+                flags,
+            )?;
+        }
+        Ok(bufs)
     }
 
     fn push(&mut self, e: squeue::Entry) {
@@ -281,16 +445,28 @@ impl UringIo {
 
     fn complete(&mut self, ud: u64, res: i32, flags: u32, events: &mut Vec<Event>) {
         let (op, gen, slot) = decode(ud);
-        let bid = cqueue::buffer_select(flags);
         let current =
             slot < self.slots.len() && self.slots[slot].open && self.slots[slot].gen == gen;
+        // Whether the slot already had bytes waiting, and so a Readable
+        // event: the worker reads a slot until it is empty (or keeps it in
+        // its list of unread slots), so one event per turn is enough, and a
+        // large answer in several completions costs one read, not several.
+        let mut told = false;
         if op == OP_RECV {
-            if let Some(bid) = bid {
-                if current && res > 0 {
-                    let data = self.bufs.buf(bid, res as usize);
-                    self.slots[slot].pending.extend_from_slice(data);
+            if let Some(bid) = cqueue::buffer_select(flags) {
+                if res > 0 {
+                    let len = res as u32;
+                    let start = self.bufs.received(bid, len, cqueue::buffer_more(flags));
+                    if current {
+                        let pieces = &mut self.slots[slot].pieces;
+                        told = !pieces.is_empty();
+                        pieces.push_back(Piece { bid, start, len });
+                    } else {
+                        self.bufs.release(bid);
+                    }
+                } else {
+                    self.bufs.received_nothing(bid);
                 }
-                self.bufs.give_back(bid);
             }
         }
         if !current {
@@ -317,17 +493,23 @@ impl UringIo {
                         if !more {
                             self.arm_recv(slot);
                         }
-                        events.push(Event::Readable {
-                            slot,
-                            closed: false,
-                        });
+                        if !told {
+                            events.push(Event::Readable {
+                                slot,
+                                closed: false,
+                            });
+                        }
                     }
                     0 => {
                         self.slots[slot].eof = true;
                         events.push(Event::Readable { slot, closed: true });
                     }
-                    // Out of buffers for a moment: receive again.
-                    e if e == -libc::ENOBUFS => self.arm_recv(slot),
+                    // Out of buffers for a moment: receive again, and give
+                    // the kernel more buffers at the end of the turn.
+                    e if e == -libc::ENOBUFS => {
+                        self.starved = true;
+                        self.arm_recv(slot);
+                    }
                     e => {
                         self.slots[slot].recv_error = Some(e);
                         events.push(Event::Readable { slot, closed: true });
@@ -361,20 +543,31 @@ impl UringIo {
 /// A slot's received bytes as the state machine reads them.
 struct Received<'a> {
     slot: &'a mut Slot,
+    bufs: &'a mut BufRing,
 }
 
 impl Read for Received<'_> {
+    /// Fills `buf` as far as the bytes received go, so a short read means
+    /// the slot is empty, as from a socket.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let s = &mut *self.slot;
-        let left = &s.pending[s.pending_pos..];
-        if !left.is_empty() {
-            let n = left.len().min(buf.len());
-            buf[..n].copy_from_slice(&left[..n]);
-            s.pending_pos += n;
-            if s.pending_pos == s.pending.len() {
-                s.pending.clear();
-                s.pending_pos = 0;
+        let mut n = 0;
+        while n < buf.len() {
+            let Some(p) = s.pieces.front_mut() else { break };
+            let data = self.bufs.bytes(p.bid, p.start, p.len);
+            let k = data.len().min(buf.len() - n);
+            buf[n..n + k].copy_from_slice(&data[..k]);
+            n += k;
+            if k == data.len() {
+                let bid = p.bid;
+                s.pieces.pop_front();
+                self.bufs.release(bid);
+            } else {
+                p.start += k as u32;
+                p.len -= k as u32;
             }
+        }
+        if n > 0 {
             return Ok(n);
         }
         if let Some(e) = s.recv_error {
@@ -518,15 +711,17 @@ impl Io for UringIo {
             self.retired.push((ud, std::mem::take(&mut s.sending)));
         }
         let gen = s.gen.wrapping_add(1) & 0x3fff_ffff;
-        let mut pending = std::mem::take(&mut s.pending);
+        for p in s.pieces.drain(..) {
+            self.bufs.release(p.bid);
+        }
+        let pieces = std::mem::take(&mut s.pieces);
         let mut queued = std::mem::take(&mut s.queued);
         let mut sending = std::mem::take(&mut s.sending);
-        pending.clear();
         queued.clear();
         sending.clear();
         *s = Slot {
             gen,
-            pending,
+            pieces,
             queued,
             sending,
             ..Slot::default()
@@ -563,7 +758,10 @@ impl Io for UringIo {
         }
         let closed = peer_closed || s.eof || s.recv_error.is_some();
         conn.on_readable(
-            &mut Received { slot: s },
+            &mut Received {
+                slot: s,
+                bufs: &mut self.bufs,
+            },
             closed,
             scratch,
             plan,
@@ -609,6 +807,9 @@ impl Io for UringIo {
             self.complete(ud, res, flags, events);
         }
         self.reaped = reaped;
+        if std::mem::take(&mut self.starved) {
+            self.bufs.grow();
+        }
         Ok(())
     }
 }
@@ -645,27 +846,133 @@ mod tests {
         );
     }
 
+    /// What the kernel does for a receive: writes `bytes` where the buffer
+    /// at the ring's head is filled up to, and completes with `more` when the
+    /// buffer keeps room for the next receive.
+    fn kernel_receives(bufs: &mut BufRing, slot: &mut Slot, bid: u16, bytes: &[u8], more: bool) {
+        let at = bid as usize * bufs.size + bufs.filled[bid as usize] as usize;
+        // SAFETY: inside the mapping, as the kernel would write.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), bufs.data.add(at), bytes.len()) };
+        let len = bytes.len() as u32;
+        let start = bufs.received(bid, len, more);
+        slot.pieces.push_back(Piece { bid, start, len });
+    }
+
     #[test]
-    fn received_bytes_read_out_in_order_then_end_or_wait() {
-        let mut slot = Slot {
-            pending: b"hello world".to_vec(),
-            ..Slot::default()
+    fn received_bytes_read_out_in_order_across_buffers_then_end_or_wait() {
+        let mut bufs = BufRing::new(4, 4, 8, true).unwrap();
+        let mut slot = Slot::default();
+        kernel_receives(&mut bufs, &mut slot, 0, b"hello", true);
+        kernel_receives(&mut bufs, &mut slot, 0, b" wo", false);
+        kernel_receives(&mut bufs, &mut slot, 1, b"rld", true);
+        let mut r = Received {
+            slot: &mut slot,
+            bufs: &mut bufs,
         };
-        let mut buf = [0u8; 5];
-        let mut r = Received { slot: &mut slot };
-        assert_eq!(r.read(&mut buf).unwrap(), 5);
-        assert_eq!(&buf, b"hello");
+        let mut buf = [0u8; 4];
+        assert_eq!(r.read(&mut buf).unwrap(), 4);
+        assert_eq!(&buf, b"hell");
         let mut rest = [0u8; 16];
-        assert_eq!(r.read(&mut rest).unwrap(), 6);
-        assert_eq!(&rest[..6], b" world");
+        assert_eq!(
+            r.read(&mut rest).unwrap(),
+            7,
+            "a read takes every piece there is"
+        );
+        assert_eq!(&rest[..7], b"o world");
         assert_eq!(
             r.read(&mut rest).unwrap_err().kind(),
             io::ErrorKind::WouldBlock
         );
         slot.eof = true;
-        assert_eq!(Received { slot: &mut slot }.read(&mut rest).unwrap(), 0);
+        let mut r = Received {
+            slot: &mut slot,
+            bufs: &mut bufs,
+        };
+        assert_eq!(r.read(&mut rest).unwrap(), 0);
         slot.recv_error = Some(-libc::ECONNRESET);
-        let e = Received { slot: &mut slot }.read(&mut rest).unwrap_err();
+        let e = Received {
+            slot: &mut slot,
+            bufs: &mut bufs,
+        }
+        .read(&mut rest)
+        .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+    }
+
+    #[test]
+    fn an_incremental_buffer_goes_back_once_the_kernel_and_every_reader_are_done() {
+        let mut bufs = BufRing::new(4, 2, 8, true).unwrap();
+        let given = bufs.tail;
+        let (mut a, mut b) = (Slot::default(), Slot::default());
+        kernel_receives(&mut bufs, &mut a, 0, b"aaa", true);
+        kernel_receives(&mut bufs, &mut b, 0, b"bbbbb", false);
+        let mut out = [0u8; 8];
+        let read = |slot: &mut Slot, bufs: &mut BufRing, out: &mut [u8]| {
+            Received { slot, bufs }.read(out).unwrap()
+        };
+        assert_eq!(read(&mut b, &mut bufs, &mut out), 5);
+        assert_eq!(
+            &out[..5],
+            b"bbbbb",
+            "the second piece starts where the first ended"
+        );
+        assert_eq!(bufs.tail, given, "still holds a's bytes");
+        assert_eq!(read(&mut a, &mut bufs, &mut out), 3);
+        assert_eq!(&out[..3], b"aaa");
+        assert_eq!(bufs.tail, given + 1, "given back once both were read");
+        assert_eq!(bufs.filled[0], 0, "and filled again from its start");
+
+        // Read out while the kernel still fills it: not given back yet.
+        kernel_receives(&mut bufs, &mut a, 1, b"xy", true);
+        assert_eq!(read(&mut a, &mut bufs, &mut out), 2);
+        assert_eq!(bufs.tail, given + 1);
+        kernel_receives(&mut bufs, &mut a, 1, b"z", true);
+        bufs.received_nothing(1);
+        assert_eq!(
+            bufs.tail,
+            given + 1,
+            "an incremental buffer stays with the kernel"
+        );
+        kernel_receives(&mut bufs, &mut a, 1, b"12345", false);
+        assert_eq!(read(&mut a, &mut bufs, &mut out), 6);
+        assert_eq!(&out[..6], b"z12345");
+        assert_eq!(bufs.tail, given + 2);
+    }
+
+    #[test]
+    fn a_ring_that_ran_out_doubles_up_to_its_size() {
+        let mut bufs = BufRing::new(8, 2, 8, true).unwrap();
+        let given = bufs.tail;
+        bufs.grow();
+        assert_eq!((bufs.active, bufs.tail), (4, given + 2));
+        bufs.grow();
+        bufs.grow();
+        assert_eq!(
+            (bufs.active, bufs.tail),
+            (8, given + 6),
+            "no more than the ring holds"
+        );
+    }
+
+    #[test]
+    fn a_whole_buffer_goes_back_after_its_one_receive() {
+        let mut bufs = BufRing::new(4, 4, 8, false).unwrap();
+        let given = bufs.tail;
+        let mut a = Slot::default();
+        // `more` means nothing for whole buffers: each receive spends one.
+        kernel_receives(&mut bufs, &mut a, 2, b"abc", true);
+        bufs.received_nothing(3);
+        assert_eq!(bufs.tail, given + 1, "an empty receive spent buffer 3");
+        let mut out = [0u8; 8];
+        assert_eq!(
+            Received {
+                slot: &mut a,
+                bufs: &mut bufs
+            }
+            .read(&mut out)
+            .unwrap(),
+            3
+        );
+        assert_eq!(bufs.tail, given + 2);
     }
 }
