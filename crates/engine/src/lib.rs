@@ -29,6 +29,7 @@ mod run;
 mod stats;
 mod target;
 mod uring;
+mod uring_buf;
 mod verdict;
 mod window;
 mod worker;
