@@ -83,6 +83,24 @@ fn record(store: &Store, spec: &RunSpec<'_>) -> i64 {
     run
 }
 
+/// Server s0's blank cells 20% slower in B, the rest as measured.
+fn first_blank_slower(s: usize, scenario: &str) -> f64 {
+    if s == 0 && scenario == "blank" {
+        0.8
+    } else {
+        1.0
+    }
+}
+
+/// Five servers, 5 repetitions, quiet: B is A with s0's blank 20% slower.
+fn planted_store(dir: &Path) -> PathBuf {
+    store(
+        dir,
+        &spec(5, NOISE_A, &as_measured),
+        &spec(5, NOISE_B, &first_blank_slower),
+    )
+}
+
 /// A store holding run 1 (A) and run 2 (B).
 fn store(dir: &Path, a: &RunSpec<'_>, b: &RunSpec<'_>) -> PathBuf {
     let path = dir.join("gate.sqlite");
@@ -158,18 +176,7 @@ fn issue29_a_planted_20_percent_slowdown_fails_the_gate_and_names_its_cells() {
     // Five servers, one of them 20% slower: it stands out from the
     // run-wide shift, the others do not move.
     let dir = scratch("slowdown-one");
-    let one = |s: usize, scenario: &str| {
-        if s == 0 && scenario == "blank" {
-            0.8
-        } else {
-            1.0
-        }
-    };
-    let db = store(
-        &dir,
-        &spec(5, NOISE_A, &as_measured),
-        &spec(5, NOISE_B, &one),
-    );
+    let db = planted_store(&dir);
     let out = compare(&db, &["--fail-on", "rps<-5%,p99>+10%"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let gate = gate_lines(&out);
@@ -281,18 +288,7 @@ fn issue29_a_shared_vm_aa_pair_passes_and_says_what_it_cannot_see() {
 #[test]
 fn issue29_a_given_noise_floor_is_never_undercut_and_a_quiet_pair_sees_20_percent() {
     let dir = scratch("given-floor");
-    let one = |s: usize, scenario: &str| {
-        if s == 0 && scenario == "blank" {
-            0.8
-        } else {
-            1.0
-        }
-    };
-    let db = store(
-        &dir,
-        &spec(5, NOISE_A, &as_measured),
-        &spec(5, NOISE_B, &one),
-    );
+    let db = planted_store(&dir);
     // Quiet repetitions see the 20% fall, within a --max-floor of 20%.
     let out = compare(&db, &["--fail-on", "rps<-5%", "--max-floor", "20%"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
@@ -410,18 +406,7 @@ fn issue29_a_cell_that_failed_every_repetition_in_b_fails_the_gate() {
 #[test]
 fn issue29_json_and_html_carry_the_gate_and_stderr_shows_it() {
     let dir = scratch("formats");
-    let one = |s: usize, scenario: &str| {
-        if s == 0 && scenario == "blank" {
-            0.8
-        } else {
-            1.0
-        }
-    };
-    let db = store(
-        &dir,
-        &spec(5, NOISE_A, &as_measured),
-        &spec(5, NOISE_B, &one),
-    );
+    let db = planted_store(&dir);
     let out = compare(&db, &["--fail-on", "rps<-5%", "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");

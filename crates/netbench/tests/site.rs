@@ -49,19 +49,11 @@ const IDLE: &str = "[[scenarios]]\nname = \"held\"\nkind = \"idle\"\nendpoint = 
 /// The idle facts of a server whose PSS grows by `slope` bytes a connection.
 fn idle_facts(slope: f64) -> Facts {
     let level = |connections: u32| IdleLevelFacts {
-        connections,
-        open: connections,
-        failed: 0,
-        closed_by_server: 0,
-        open_s: 0.1,
-        pss_bytes: 1_000_000 + (f64::from(connections) * slope) as u64,
         rss_bytes: 2_000_000,
-        threads: 4,
-        cpu_cores_mean: 0.01,
-        cpu_cores_peak: 0.05,
-        heartbeats: 0,
-        heartbeat_errors: 0,
-        client_cpu_s: 0.0,
+        ..fixtures::idle_level(
+            connections,
+            1_000_000 + (f64::from(connections) * slope) as u64,
+        )
     };
     Facts::Idle(IdleFacts {
         hold_s: 1.0,

@@ -2,6 +2,7 @@
 //! knows every field, so a test names only what it is about and a new field
 //! is added here once, not in every test that builds a run.
 
+use crate::facts::IdleLevelFacts;
 use crate::run::{
     BuildStatus, CellKey, Measurement, MeasurementStatus, NewRun, RunDetail, RunStatus,
     ServerRecord,
@@ -151,5 +152,25 @@ pub fn failed(key: CellKey, why: &str) -> Measurement {
         result_json: None,
         duration_s: 0.5,
         ..ok(key, 0.0)
+    }
+}
+
+/// One level of an idle cell: `connections` all open and held, `pss_bytes`
+/// of proportional memory (RSS the same), 4 threads, a quiet CPU.
+pub fn idle_level(connections: u32, pss_bytes: u64) -> IdleLevelFacts {
+    IdleLevelFacts {
+        connections,
+        open: connections,
+        failed: 0,
+        closed_by_server: 0,
+        open_s: 0.1,
+        pss_bytes,
+        rss_bytes: pss_bytes,
+        threads: 4,
+        cpu_cores_mean: 0.01,
+        cpu_cores_peak: 0.05,
+        heartbeats: 0,
+        heartbeat_errors: 0,
+        client_cpu_s: 0.0,
     }
 }

@@ -250,19 +250,8 @@ mod tests {
 
     fn idle(slope: f64, pss_at_100: u64, threads: u32) -> Facts {
         let level = |connections: u32, pss_bytes: u64| IdleLevelFacts {
-            connections,
-            open: connections,
-            failed: 0,
-            closed_by_server: 0,
-            open_s: 0.1,
-            pss_bytes,
-            rss_bytes: pss_bytes,
             threads,
-            cpu_cores_mean: 0.01,
-            cpu_cores_peak: 0.05,
-            heartbeats: 0,
-            heartbeat_errors: 0,
-            client_cpu_s: 0.0,
+            ..netbench_records::fixtures::idle_level(connections, pss_bytes)
         };
         Facts::Idle(IdleFacts {
             hold_s: 1.0,

@@ -96,19 +96,9 @@ fn scenarios() -> Vec<ScenarioRecord> {
 
 fn run() -> RunDetail {
     let level = |connections: u32| IdleLevelFacts {
-        connections,
-        open: connections,
-        failed: 0,
-        closed_by_server: 0,
-        open_s: 0.1,
-        pss_bytes: 1_000_000 + u64::from(connections) * 2000,
         rss_bytes: 2_000_000,
-        threads: 4,
-        cpu_cores_mean: 0.01,
         cpu_cores_peak: 0.02,
-        heartbeats: 0,
-        heartbeat_errors: 0,
-        client_cpu_s: 0.0,
+        ..fixtures::idle_level(connections, 1_000_000 + u64::from(connections) * 2000)
     };
     let idle = Facts::Idle(IdleFacts {
         hold_s: 1.0,

@@ -154,28 +154,15 @@ fn kind_measurement(
     result_json: Option<String>,
 ) -> Measurement {
     let (server, variant) = label.split_once(':').unwrap_or((label, ""));
+    let key = CellKey {
+        variant: variant.into(),
+        ..fixtures::key(server, scenario, connections, 1)
+    };
     Measurement {
-        id: None,
-        key: CellKey {
-            server: server.into(),
-            variant: variant.into(),
-            scenario: scenario.into(),
-            connections,
-            repetition: 1,
-        },
-        status: MeasurementStatus::Ok,
-        failure: None,
         result_json,
-        histogram: None,
-        client_bound: false,
-        started_at: String::new(),
         duration_s: 1.0,
-        samples: Vec::new(),
-        noise: None,
         facts: Some(facts),
-        server_cpu_s: None,
-        network: None,
-        warmup: None,
+        ..fixtures::ok(key, 0.0)
     }
 }
 
@@ -185,19 +172,13 @@ fn kind_measurement(
 fn kind_measurements(i: usize, label: &str) -> Vec<Measurement> {
     let f = 1.0 + ((i * 7) % 30) as f64 * 0.15;
     let level = |connections: u32| IdleLevelFacts {
-        connections,
-        open: connections,
-        failed: 0,
-        closed_by_server: 0,
-        open_s: 0.1,
-        pss_bytes: (10 << 20) + u64::from(connections) * (2000.0 * f) as u64,
         rss_bytes: 20 << 20,
-        threads: 4,
         cpu_cores_mean: 0.002 * f,
         cpu_cores_peak: 0.01 * f,
-        heartbeats: 0,
-        heartbeat_errors: 0,
-        client_cpu_s: 0.0,
+        ..fixtures::idle_level(
+            connections,
+            (10 << 20) + u64::from(connections) * (2000.0 * f) as u64,
+        )
     };
     let idle = Facts::Idle(IdleFacts {
         hold_s: 1.0,
