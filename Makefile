@@ -66,7 +66,13 @@ load-demo: build
 
 # The engine's tests run twice: on epoll (with everything else) and on
 # io_uring, where the kernel allows it (it says why not and skips otherwise).
-test: test-deps server-deps deploy-check
+# Everything the tests (and the servers, JVMs and browser they start) put in
+# the temporary folder goes to one folder per clone, emptied when `make test`
+# starts and removed when it passes: a test that leaks a folder cannot fill
+# the disk over many runs, and a failed run keeps its files to look at.
+TEST_TMP := /tmp/netbench-tests-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
+test: export TMPDIR := $(TEST_TMP)
+test: test-tmp test-deps server-deps deploy-check
 	$(CARGO) build --locked --workspace --all-targets
 	$(CARGO) test --locked --workspace
 	cd scripts && python3 -m unittest -q test_prefetch test_check_docs
@@ -75,6 +81,11 @@ test: test-deps server-deps deploy-check
 	@why=$$($(CARGO) run --locked -q -p netbench -- load --io uring -n 1 http://127.0.0.1:1/ 2>&1 | sed -n 's/.*io_uring not used: //p'); \
 	if [ -n "$$why" ]; then echo "engine tests on io_uring skipped: $$why"; \
 	else NETBENCH_TEST_IO=uring $(CARGO) test --locked -p netbench-engine; fi
+	@rm -rf $(TEST_TMP)
+
+.PHONY: test-tmp
+test-tmp:
+	@rm -rf $(TEST_TMP) && mkdir -p $(TEST_TMP)
 
 # The Kubernetes manifests of a distributed load (deploy/kubernetes, README
 # there), checked by scripts/check_k8s.py: validated in strict mode against
