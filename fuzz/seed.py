@@ -133,6 +133,14 @@ def main():
         if s.startswith("name = "):
             write("manifest_parse", "manifest", s)
 
+    # The TLS layer: byte 0 picks the read size, the rest is what the
+    # server sent. A fatal alert, a line of HTTP, and the start of a TLS 1.2
+    # ServerHello (the fuzzer grows the rest).
+    write("tls_layer", "alert", bytes([0, 21, 3, 3, 0, 2, 2, 40]))
+    write("tls_layer", "http", b"\x01HTTP/1.1 400 Bad Request\r\n\r\n")
+    hello = bytes([2, 0, 0, 70, 3, 3]) + bytes(range(32)) + bytes([32]) + bytes(32) + bytes([0xC0, 0x2F, 0])
+    write("tls_layer", "server-hello", bytes([3, 22, 3, 3, 0, len(hello)]) + hello)
+
     for d in sorted(CORPUS.iterdir()):
         print(f"{d.relative_to(ROOT)}: {len(list(d.iterdir()))} files")
 

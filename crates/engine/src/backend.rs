@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::conn::{AnswerSink, ReadOutcome};
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Protocol};
 
 /// Which kernel interface a run's workers use.

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 
 use crate::check::content_type_matches;
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::parse::{parse_head, ChunkedDecoder, Framing};
 use crate::plan::RequestTemplate;
 

@@ -11,7 +11,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::backend::{Connect, Event, Io};
 use crate::conn::{AnswerSink, ReadOutcome};
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::net::{self, Timer};
 use crate::proto::{ConnPlan, Protocol};
 

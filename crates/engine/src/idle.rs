@@ -18,13 +18,16 @@ use serde::{Deserialize, Serialize};
 use crate::clock::{ns, Clock};
 use crate::conn::{AnswerSink, Conn, InFlight, ReadOutcome};
 use crate::cpu::thread_cpu;
-use crate::error::{EngineError, ErrorCounts, ErrorKind};
+use crate::error::EngineError;
+use crate::error_kind::{ErrorCounts, ErrorKind};
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
 use crate::net;
 use crate::plan::{RequestTemplate, WsPlan};
 use crate::proto::{ConnPlan, Protocol};
 use crate::result::LatencySummary;
+use crate::tls::Tls;
+use crate::tls_config::TlsPlan;
 use crate::ws::{fresh_seed, WsConn, MAX_MESSAGE};
 
 /// How often the loop looks at the clock, the cancel flag and the timeouts
@@ -56,6 +59,9 @@ pub struct IdlePlan {
     /// checked), then its first request and each heartbeat is one message
     /// whose echo is compared. `None` for HTTP.
     pub ws: Option<WsPlan>,
+    /// TLS under either protocol (`https://`, `wss://`); `None` for
+    /// cleartext.
+    pub tls: Option<TlsPlan>,
 }
 
 /// Why an idle plan cannot run.
@@ -199,10 +205,11 @@ pub fn run_idle(
     cancel: &AtomicBool,
 ) -> Result<IdleResult, EngineError> {
     plan.validate().map_err(EngineError::IdlePlan)?;
-    if plan.ws.is_some() {
-        hold_levels::<WsConn>(plan, epoch, cancel)
-    } else {
-        hold_levels::<Conn>(plan, epoch, cancel)
+    match (plan.ws.is_some(), plan.tls.is_some()) {
+        (true, false) => hold_levels::<WsConn>(plan, epoch, cancel),
+        (false, false) => hold_levels::<Conn>(plan, epoch, cancel),
+        (true, true) => hold_levels::<Tls<WsConn>>(plan, epoch, cancel),
+        (false, true) => hold_levels::<Tls<Conn>>(plan, epoch, cancel),
     }
 }
 
@@ -219,6 +226,7 @@ fn hold_levels<P: Protocol>(
             pipeline: 1,
             requests: plan.request.as_slice(),
             ws: plan.ws.as_ref(),
+            tls: plan.tls.as_ref(),
         },
         seed: fresh_seed(),
         clock: Clock::new(epoch),

@@ -13,6 +13,7 @@ mod control;
 mod cpu;
 mod epoll;
 mod error;
+mod error_kind;
 mod histogram;
 mod idle;
 mod limits;
@@ -28,6 +29,8 @@ mod result;
 mod run;
 mod stats;
 mod target;
+mod tls;
+mod tls_config;
 mod uring;
 mod uring_buf;
 mod verdict;
@@ -38,7 +41,8 @@ pub mod ws;
 pub use backend::IoBackend;
 pub use check::{content_type_matches, BodyExpect, Expect, StatusExpect};
 pub use control::{Progress, ProgressSnapshot, RunControl};
-pub use error::{EngineError, ErrorCounts, ErrorKind};
+pub use error::EngineError;
+pub use error_kind::{ErrorCounts, ErrorKind};
 pub use idle::{run_idle, IdleLevel, IdlePlan, IdlePlanError, IdleResult};
 pub use limits::{raise_fd_limit, FdLimit};
 pub use merge::{merge_parts, parts_apart, union_len_ns, MergeError, Merger, Part};
@@ -51,6 +55,8 @@ pub use result::{
 };
 pub use run::run;
 pub use target::{parse_url, Host, TargetError, Url};
+pub use tls::fuzz_feed as fuzz_tls_feed;
+pub use tls_config::{TlsConfigError, TlsOptions, TlsPlan, TlsVersion};
 pub use uring::uring_refusal;
 
 /// Worker threads to use when the caller does not say: the CPUs this process

@@ -4,8 +4,8 @@
 
 use hdrhistogram::Histogram;
 
-use crate::error::ErrorCounts;
-use crate::result::{ClientMemory, LoadResult, PartReport, RateSummary};
+use crate::error_kind::ErrorCounts;
+use crate::result::{ClientMemory, LoadResult, PartReport, RateSummary, TlsSummary};
 use crate::verdict::{judge, Evidence};
 
 /// One result to merge, with where it came from.
@@ -96,6 +96,8 @@ pub struct Merger {
     ended_by_count: bool,
     latency: Option<Histogram<u64>>,
     connect: Option<Histogram<u64>>,
+    /// The TLS parts' handshake times.
+    handshake: Option<Histogram<u64>>,
     /// Each part without its histograms, with its identity.
     parts: Vec<(Identity, String, LoadResult)>,
 }
@@ -110,6 +112,7 @@ impl Merger {
             ended_by_count,
             latency: None,
             connect: None,
+            handshake: None,
             parts: Vec::new(),
         }
     }
@@ -128,7 +131,14 @@ impl Merger {
         ) else {
             return Err(MergeError::NoHistogram(label));
         };
-        for (sum, h) in [(&mut self.latency, latency), (&mut self.connect, connect)] {
+        let handshake = result.tls.as_mut().and_then(|t| t.histogram.take());
+        let sums = [
+            (&mut self.latency, Some(latency)),
+            (&mut self.connect, Some(connect)),
+            (&mut self.handshake, handshake),
+        ];
+        for (sum, h) in sums {
+            let Some(h) = h else { continue };
             match sum {
                 Some(sum) => sum.add(&h).map_err(|_| MergeError::Bounds(label.clone()))?,
                 None => *sum = Some(h),
@@ -156,10 +166,11 @@ impl Merger {
         let (Some(latency), Some(connect)) = (self.latency.take(), self.connect.take()) else {
             return Err(MergeError::NoParts);
         };
+        let handshake = self.handshake.take();
         self.parts.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         let parts: Vec<(&str, &LoadResult)> =
             self.parts.iter().map(|(_, l, r)| (l.as_str(), r)).collect();
-        combine(&parts, &self, latency, connect)
+        combine(&parts, &self, latency, connect, handshake)
     }
 }
 
@@ -219,6 +230,7 @@ fn combine(
     how: &Merger,
     latency: Histogram<u64>,
     connect: Histogram<u64>,
+    handshake: Option<Histogram<u64>>,
 ) -> Result<LoadResult, MergeError> {
     let windows: Vec<[u64; 2]> = parts.iter().map(|(_, r)| r.window_unix_ns).collect();
     let duration_s = union_len_ns(&windows) as f64 / 1e9;
@@ -326,6 +338,19 @@ fn combine(
         windows.iter().map(|w| w[0]).min().unwrap_or(0),
         windows.iter().map(|w| w[1]).max().unwrap_or(0),
     ];
+    // What was agreed is the first TLS part's (every part ran one plan).
+    let tls = match parts.iter().find_map(|(_, r)| r.tls.as_ref()) {
+        None => None,
+        Some(first) => Some(TlsSummary {
+            handshake: handshake
+                .as_ref()
+                .map(crate::histogram::summarize)
+                .unwrap_or_default(),
+            resumed: sum(&|r| r.tls.as_ref().map_or(0, |t| t.resumed))?,
+            histogram: handshake,
+            ..first.clone()
+        }),
+    };
     Ok(LoadResult {
         interrupted: parts.iter().any(|(_, r)| r.interrupted),
         requests,
@@ -353,6 +378,7 @@ fn combine(
         parts: reports,
         latency_histogram: Some(latency),
         connect_histogram: Some(connect),
+        tls,
     })
 }
 

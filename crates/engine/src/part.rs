@@ -27,6 +27,8 @@ const MARK: &str = "netbench ";
 pub const PART_FORMAT: &str = "netbench-part/1";
 const LATENCY: &str = "latency";
 const CONNECT: &str = "connect";
+/// Only in the parts of a TLS run.
+const HANDSHAKE: &str = "tls_handshake";
 
 /// What a part file holds besides its histograms' buckets.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -104,6 +106,7 @@ impl PlanSummary {
             ws: self.ws.clone(),
             sources: Vec::new(),
             io: Default::default(),
+            tls: None,
         }
     }
 }
@@ -167,6 +170,11 @@ pub fn write_part(
         log.write_histogram(h.unwrap_or(&empty), Duration::ZERO, len, Tag::new(tag))
             .map_err(|e| PartError::Io(io::Error::other(e.to_string())))?;
     }
+    if let Some(tls) = &result.tls {
+        let h = tls.histogram.as_ref().unwrap_or(&empty);
+        log.write_histogram(h, Duration::ZERO, len, Tag::new(HANDSHAKE))
+            .map_err(|e| PartError::Io(io::Error::other(e.to_string())))?;
+    }
     log.write_comment(&format!("{MARK}{line}"))?;
     Ok(())
 }
@@ -204,6 +212,10 @@ pub fn read_part(bytes: &[u8]) -> Result<PartFile, PartError> {
         let (name, slot) = match interval.tag().map(|t| t.as_str()) {
             Some(LATENCY) => (LATENCY, &mut result.latency_histogram),
             Some(CONNECT) => (CONNECT, &mut result.connect_histogram),
+            Some(HANDSHAKE) => match result.tls.as_mut() {
+                Some(tls) => (HANDSHAKE, &mut tls.histogram),
+                None => continue,
+            },
             _ => continue,
         };
         let raw = base64::engine::general_purpose::STANDARD
@@ -309,6 +321,15 @@ fn check_counts(r: &LoadResult, pipeline: usize) -> Result<(), String> {
     let connect = r.connect_histogram.as_ref().map_or(0, Histogram::len);
     if r.connects != connect {
         return Err(format!("{} connects, {connect} connect times", r.connects));
+    }
+    if let Some(tls) = &r.tls {
+        let times = tls.histogram.as_ref().map_or(0, Histogram::len);
+        if tls.handshake.count != times || tls.resumed > times {
+            return Err(format!(
+                "{} TLS handshakes ({} resumed), {times} handshake times",
+                tls.handshake.count, tls.resumed
+            ));
+        }
     }
     let [from, to] = r.window_unix_ns;
     if to < from {
@@ -418,6 +439,7 @@ pub(crate) mod tests {
             io_fallback: None,
             parts: Vec::new(),
             latency_histogram: Some(latency.into_inner()),
+            tls: None,
             connect_histogram: Some(connect.into_inner()),
         }
     }

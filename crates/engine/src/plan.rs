@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::IoBackend;
 use crate::check::Expect;
+use crate::tls_config::TlsPlan;
 use crate::ws::MAX_MESSAGE;
 
 /// One load run, already resolved: the address is a socket address, the
@@ -55,6 +56,8 @@ pub struct LoadPlan {
     /// The kernel interface the workers use; io_uring falls back to epoll
     /// where it is refused (the result says which ran, and why).
     pub io: IoBackend,
+    /// TLS under the protocol (`https://`, `wss://`); `None` for cleartext.
+    pub tls: Option<TlsPlan>,
 }
 
 /// A WebSocket run (RFC 6455): after the upgrade every "request" is one

@@ -1,5 +1,6 @@
 //! The one interface the worker drives a connection through, whatever its
-//! protocol: HTTP/1.1 ([`Conn`]) or WebSocket ([`WsConn`](crate::ws::WsConn)). The worker is
+//! protocol: HTTP/1.1 ([`Conn`]) or WebSocket ([`WsConn`](crate::ws::WsConn)),
+//! either of them over TLS ([`Tls`](crate::tls::Tls)). The worker is
 //! generic over it, and so is the idle loop, so the choice is made once per
 //! run, never per event.
 //! Implementations never create, configure or close a socket.
@@ -7,8 +8,9 @@
 use std::io::{Read, Write};
 
 use crate::conn::{AnswerSink, Conn, InFlight, ReadOutcome};
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::plan::{LoadPlan, RequestTemplate, WsPlan};
+use crate::tls_config::TlsPlan;
 
 /// The part of a run's plan a connection's state machine reads: what it
 /// sends and how answers are checked. Borrowed once per run, from a
@@ -23,6 +25,22 @@ pub(crate) struct ConnPlan<'a> {
     pub requests: &'a [RequestTemplate],
     /// Set for WebSocket, which the worker or the idle loop chose once.
     pub ws: Option<&'a WsPlan>,
+    /// Set for TLS (`https://`, `wss://`): what [`crate::tls::Tls`]
+    /// connects with.
+    pub tls: Option<&'a TlsPlan>,
+}
+
+/// A TLS handshake that finished: how long it took from the connect, and
+/// whether it resumed an earlier session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Handshake {
+    pub ns: u64,
+    pub resumed: bool,
+    /// What was agreed, as rustls names it ("TLSv1_3",
+    /// "TLS13_AES_128_GCM_SHA256", "http/1.1").
+    pub version: &'static str,
+    pub cipher: &'static str,
+    pub alpn: Option<&'static str>,
 }
 
 impl<'a> ConnPlan<'a> {
@@ -31,6 +49,7 @@ impl<'a> ConnPlan<'a> {
             pipeline: plan.pipeline,
             requests: &plan.requests,
             ws: plan.ws.as_ref(),
+            tls: plan.tls.as_ref(),
         }
     }
 }
@@ -85,6 +104,12 @@ pub(crate) trait Protocol {
 
     /// Back to a fresh state, keeping buffer capacity. Nothing may be in flight.
     fn reset(&mut self);
+
+    /// A TLS handshake that finished since the last call, once; never for
+    /// a cleartext protocol.
+    fn take_handshake(&mut self) -> Option<Handshake> {
+        None
+    }
 }
 
 impl Protocol for Conn {

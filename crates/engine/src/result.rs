@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::IoBackend;
-use crate::error::ErrorCounts;
+use crate::error_kind::ErrorCounts;
 
 /// Percentiles of a latency histogram, in nanoseconds. All zero when nothing
 /// was recorded.
@@ -132,6 +132,32 @@ pub struct LoadResult {
     /// The merged connect-time histogram, for stores that keep raw data.
     #[serde(skip)]
     pub connect_histogram: Option<Histogram<u64>>,
+    /// TLS as the run saw it; `None` for cleartext.
+    #[serde(default)]
+    pub tls: Option<TlsSummary>,
+}
+
+/// A TLS run's handshakes (`https://`, `wss://`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TlsSummary {
+    /// Handshakes finished while measuring, timed from the connect's end to
+    /// the handshake's: apart from the connect time and from request latency.
+    pub handshake: LatencySummary,
+    /// Of those, the ones that resumed an earlier session.
+    pub resumed: u64,
+    /// What the first connection agreed, as rustls names it: "TLSv1_3",
+    /// "TLS13_AES_256_GCM_SHA384", "http/1.1". Empty when no handshake
+    /// finished.
+    pub version: String,
+    pub cipher: String,
+    pub alpn: Option<String>,
+    /// Whether sessions were offered for resumption (`--tls-resume`).
+    pub resume: bool,
+    /// Whether certificates went unchecked (`--insecure`).
+    pub insecure: bool,
+    /// The merged handshake-time histogram, for part files and merges.
+    #[serde(skip)]
+    pub histogram: Option<Histogram<u64>>,
 }
 
 /// The client's resident memory: the peak, and how much the peak is above

@@ -8,12 +8,13 @@ use crate::backend::IoBackend;
 use crate::clock::Clock;
 use crate::control::RunControl;
 use crate::cpu::{peak_rss_bytes, process_cpu, rss_bytes};
-use crate::error::{EngineError, ErrorCounts};
+use crate::error::EngineError;
+use crate::error_kind::ErrorCounts;
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
 use crate::pacing::Pacer;
 use crate::plan::{LoadPlan, Pacing, Stop};
-use crate::result::{ClientMemory, LoadResult, RateSummary, WorkerReport};
+use crate::result::{ClientMemory, LoadResult, RateSummary, TlsSummary, WorkerReport};
 use crate::uring::uring_refusal;
 use crate::verdict::{judge, Evidence};
 use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
@@ -138,6 +139,8 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
 fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> LoadResult {
     let mut latency = LatencyHistogram::new();
     let mut connect = LatencyHistogram::new();
+    let mut handshake = LatencyHistogram::new();
+    let mut resumed = 0;
     let mut errors = ErrorCounts::default();
     let (mut requests, mut connects, mut bytes_read, mut bytes_written) = (0, 0, 0, 0);
     let mut connect_timeouts = 0;
@@ -157,6 +160,8 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     for o in &outcomes {
         latency.merge(&o.stats.latency);
         connect.merge(&o.stats.connect);
+        handshake.merge(&o.stats.tls_handshake);
+        resumed += o.stats.tls_resumed;
         errors.merge(&o.stats.errors);
         requests += o.stats.ok;
         connects += o.stats.connects;
@@ -228,6 +233,17 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         ended_by_count: matches!(plan.stop, Stop::Count(_)),
         apart: None,
     });
+    let first = outcomes.iter().find_map(|o| o.stats.tls_first);
+    let tls = plan.tls.as_ref().map(|t| TlsSummary {
+        handshake: handshake.summary(),
+        resumed,
+        version: first.map(|h| h.version.to_string()).unwrap_or_default(),
+        cipher: first.map(|h| h.cipher.to_string()).unwrap_or_default(),
+        alpn: first.and_then(|h| h.alpn).map(str::to_string),
+        resume: t.resume,
+        insecure: t.insecure,
+        histogram: Some(handshake.into_inner()),
+    });
     LoadResult {
         interrupted,
         requests,
@@ -255,6 +271,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         parts: Vec::new(),
         latency_histogram: Some(latency.into_inner()),
         connect_histogram: Some(connect.into_inner()),
+        tls,
     }
 }
 

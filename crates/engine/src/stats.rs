@@ -2,8 +2,9 @@
 //! measured phase only. Owned by the worker, merged once at the end.
 
 use crate::conn::{AnswerSink, InFlight};
-use crate::error::{ErrorCounts, ErrorKind};
+use crate::error_kind::{ErrorCounts, ErrorKind};
 use crate::histogram::LatencyHistogram;
+use crate::proto::Handshake;
 
 #[derive(Debug)]
 pub(crate) struct WorkerStats {
@@ -37,6 +38,12 @@ pub(crate) struct WorkerStats {
     pub connect_timeouts: u64,
     /// Connection slots that got a good answer while measuring.
     pub connections_answered: u64,
+    /// TLS handshakes finished while measuring: from the connect to the
+    /// handshake's end, apart from request latency.
+    pub tls_handshake: LatencyHistogram,
+    pub tls_resumed: u64,
+    /// The first handshake seen (measured or not): what was agreed.
+    pub tls_first: Option<Handshake>,
 }
 
 impl WorkerStats {
@@ -55,6 +62,9 @@ impl WorkerStats {
             connects: 0,
             connect_timeouts: 0,
             connections_answered: 0,
+            tls_handshake: LatencyHistogram::new(),
+            tls_resumed: 0,
+            tls_first: None,
         }
     }
 }
@@ -84,6 +94,17 @@ impl AnswerSink for Recorder<'_> {
 }
 
 impl WorkerStats {
+    /// A TLS handshake finished; counted when `measured`.
+    pub(crate) fn handshake(&mut self, h: Handshake, measured: bool) {
+        if self.tls_first.is_none() {
+            self.tls_first = Some(h);
+        }
+        if measured {
+            self.tls_handshake.record(h.ns);
+            self.tls_resumed += u64::from(h.resumed);
+        }
+    }
+
     fn answered(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64) {
         self.conn_busy_len_ns += now.saturating_sub(req.sent_ns);
         self.measured_inflight -= 1;

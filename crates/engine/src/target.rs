@@ -1,5 +1,5 @@
-//! The target URL: a small parser for `http://host[:port]/path?query` and the
-//! one-time name resolution before a run.
+//! The target URL: a small parser for `http[s]://host[:port]/path?query` and
+//! the one-time name resolution before a run.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
@@ -9,9 +9,11 @@ pub enum Host {
     Name(String),
 }
 
-/// A parsed `http://` URL.
+/// A parsed `http://` or `https://` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
+    /// `https://`: TLS under HTTP.
+    pub tls: bool,
     pub host: Host,
     pub port: u16,
     /// Path and query as sent in the request line; `/` when the URL has none.
@@ -20,12 +22,8 @@ pub struct Url {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    #[error("`{0}` is not an http:// URL; write it as http://host[:port]/path")]
+    #[error("`{0}` is not an http:// or https:// URL; write it as http://host[:port]/path")]
     Scheme(String),
-    #[error(
-        "https:// is not supported yet (netbench speaks plain HTTP/1.1 only); use an http:// URL"
-    )]
-    Tls,
     #[error("`{0}` has no host; write it as http://host[:port]/path")]
     NoHost(String),
     #[error("`{0}` is not a valid port (1-65535)")]
@@ -44,13 +42,13 @@ pub enum TargetError {
 
 pub fn parse_url(input: &str) -> Result<Url, TargetError> {
     let lower = input.to_ascii_lowercase();
-    if lower.starts_with("https://") {
-        return Err(TargetError::Tls);
-    }
-    if !lower.starts_with("http://") {
+    let (tls, rest) = if lower.starts_with("https://") {
+        (true, &input["https://".len()..])
+    } else if lower.starts_with("http://") {
+        (false, &input["http://".len()..])
+    } else {
         return Err(TargetError::Scheme(input.to_string()));
-    }
-    let rest = &input["http://".len()..];
+    };
     let (authority, path) = match rest.find(['/', '?', '#']) {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, ""),
@@ -107,16 +105,38 @@ pub fn parse_url(input: &str) -> Result<Url, TargetError> {
         return Err(TargetError::NoHost(input.to_string()));
     }
     let port = match port {
-        None => 80,
+        None => Url::default_port(tls),
         Some(p) => match p.parse::<u16>() {
             Ok(n) if n > 0 => n,
             _ => return Err(TargetError::Port(p.to_string())),
         },
     };
-    Ok(Url { host, port, path })
+    Ok(Url {
+        tls,
+        host,
+        port,
+        path,
+    })
 }
 
 impl Url {
+    fn default_port(tls: bool) -> u16 {
+        if tls {
+            443
+        } else {
+            80
+        }
+    }
+
+    /// The host as a TLS certificate names it: a name, or an address
+    /// (IPv6 without brackets).
+    pub fn tls_name(&self) -> String {
+        match &self.host {
+            Host::Ip(ip) => ip.to_string(),
+            Host::Name(n) => n.clone(),
+        }
+    }
+
     /// The Host header value: the port is left out when it is the default.
     pub fn host_header(&self) -> String {
         let host = match &self.host {
@@ -124,7 +144,7 @@ impl Url {
             Host::Ip(IpAddr::V4(a)) => a.to_string(),
             Host::Name(n) => n.clone(),
         };
-        if self.port == 80 {
+        if self.port == Url::default_port(self.tls) {
             host
         } else {
             format!("{host}:{}", self.port)
@@ -192,7 +212,6 @@ mod tests {
 
     #[test]
     fn refusals() {
-        assert_eq!(parse_url("https://x/"), Err(TargetError::Tls));
         assert!(matches!(parse_url("ftp://x/"), Err(TargetError::Scheme(_))));
         assert!(matches!(parse_url("x:80"), Err(TargetError::Scheme(_))));
         assert!(matches!(
@@ -217,6 +236,22 @@ mod tests {
             assert!(matches!(parse_url(bad), Err(TargetError::Path(_))), "{bad}");
         }
         assert!(parse_url("http://h/a%20b?x=1").is_ok());
+    }
+
+    #[test]
+    fn https_defaults_to_443_and_leaves_it_out_of_host() {
+        let u = parse_url("HTTPS://example.test/x").unwrap();
+        assert!(u.tls);
+        assert_eq!(u.port, 443);
+        assert_eq!(u.host_header(), "example.test");
+        let u = parse_url("https://[::1]:8443/").unwrap();
+        assert_eq!(
+            (u.port, u.host_header(), u.tls_name()),
+            (8443, "[::1]:8443".to_string(), "::1".to_string())
+        );
+        let u = parse_url("https://example.test:80/").unwrap();
+        assert_eq!(u.host_header(), "example.test:80");
+        assert!(!parse_url("http://example.test/").unwrap().tls);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use io_uring::{cqueue, opcode, squeue, IoUring};
 
 use crate::backend::{Connect, Event, Io};
 use crate::conn::{AnswerSink, ReadOutcome};
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::net::sockaddr;
 use crate::proto::{ConnPlan, Protocol};
 use crate::uring_buf::{

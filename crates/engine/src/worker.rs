@@ -14,11 +14,13 @@ use crate::conn::{Conn, InFlight, ReadOutcome};
 use crate::control::WorkerProgress;
 use crate::cpu::thread_cpu;
 use crate::epoll::EpollIo;
-use crate::error::{EngineError, ErrorKind};
+use crate::error::EngineError;
+use crate::error_kind::ErrorKind;
 use crate::pacing::Pacer;
 use crate::plan::LoadPlan;
 use crate::proto::{ConnPlan, Protocol};
 use crate::stats::{Recorder, WorkerStats};
+use crate::tls::Tls;
 use crate::uring::UringIo;
 use crate::window::{Phase, Window, WindowFacts};
 use crate::ws::{fresh_seed, WsConn};
@@ -141,10 +143,11 @@ fn by_protocol<B: Io>(
     shared: Shared<'_>,
     io: B,
 ) -> Result<WorkerOutcome, EngineError> {
-    if shared.plan.ws.is_some() {
-        drive::<WsConn, B>(setup, shared, io)
-    } else {
-        drive::<Conn, B>(setup, shared, io)
+    match (shared.plan.ws.is_some(), shared.plan.tls.is_some()) {
+        (true, false) => drive::<WsConn, B>(setup, shared, io),
+        (false, false) => drive::<Conn, B>(setup, shared, io),
+        (true, true) => drive::<Tls<WsConn>, B>(setup, shared, io),
+        (false, true) => drive::<Tls<Conn>, B>(setup, shared, io),
     }
 }
 
@@ -470,6 +473,9 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             &mut read,
         );
         self.stats.bytes_read += read;
+        if let Some(h) = self.slots[i].conn.take_handshake() {
+            self.stats.handshake(h, self.window.measuring());
+        }
         if self.stats.ok > ok_before && !self.slots[i].answered {
             self.slots[i].answered = true;
             self.stats.connections_answered += 1;

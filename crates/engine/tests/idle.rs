@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::ok_request;
 use netbench_engine::*;
-use netbench_testkit::{serve, serve_contract, Behavior, Flaw};
+use netbench_testkit::{serve, serve_contract, serve_tls, Behavior, Flaw, TlsFlaw};
 
 fn ws_plan(addr: SocketAddr, levels: &[usize], heartbeat: Option<Duration>) -> IdlePlan {
     IdlePlan {
@@ -28,6 +28,7 @@ fn ws_plan(addr: SocketAddr, levels: &[usize], heartbeat: Option<Duration>) -> I
             message_size: 64,
             binary: false,
         }),
+        tls: None,
     }
 }
 
@@ -114,12 +115,45 @@ fn http_levels_are_held_with_heartbeats() {
         timeout: Duration::from_secs(5),
         request: Some(ok_request(true)),
         ws: None,
+        tls: None,
     };
     let r = hold(&plan);
     all_held(&r, &[10, 30]);
     for l in &r.levels {
         assert!(l.heartbeats >= l.connections as u64, "{l:?}");
     }
+}
+
+#[test]
+fn tls_levels_are_held_over_https_and_wss() {
+    let insecure = TlsPlan::new(
+        &TlsOptions {
+            insecure: true,
+            alpn: vec![b"http/1.1".to_vec()],
+            ..TlsOptions::default()
+        },
+        "127.0.0.1",
+    )
+    .unwrap();
+    let https = serve_tls(serve(Behavior::Good), TlsFlaw::None);
+    let plan = IdlePlan {
+        addr: https.addr,
+        levels: vec![5, 15],
+        hold: Duration::from_millis(400),
+        heartbeat: Some(Duration::from_millis(150)),
+        timeout: Duration::from_secs(5),
+        request: Some(ok_request(true)),
+        ws: None,
+        tls: Some(insecure.clone()),
+    };
+    let r = hold(&plan);
+    all_held(&r, &[5, 15]);
+    assert!(r.levels[1].heartbeats >= 15, "{:?}", r.levels[1]);
+
+    let wss = serve_tls(serve_contract(Flaw::None), TlsFlaw::None);
+    let mut plan = ws_plan(wss.addr, &[10], Some(Duration::from_millis(150)));
+    plan.tls = Some(insecure);
+    all_held(&hold(&plan), &[10]);
 }
 
 #[test]

@@ -301,6 +301,7 @@ mod tests {
             ws: None,
             sources: (1..=8).map(|i| IpAddr::from([127, 0, 0, i])).collect(),
             io: Default::default(),
+            tls: None,
         }
     }
 

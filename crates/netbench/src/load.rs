@@ -7,11 +7,12 @@ use anyhow::{bail, Context, Result};
 use netbench_contract::WorkGenerator;
 use netbench_engine::{
     build_request, default_workers, parse_url, BodyExpect, Expect, IoBackend, LoadPlan, Pacing,
-    PlanError, RequestParts, RequestTemplate, StatusExpect, Stop, Url, WsPlan,
+    PlanError, RequestParts, RequestTemplate, StatusExpect, Stop, TlsOptions, TlsPlan, TlsVersion,
+    Url, WsPlan,
 };
 use netbench_report::WorkSource;
 
-use crate::cli::{IoArg, LoadArgs};
+use crate::cli::{IoArg, LoadArgs, TlsVersionArg};
 use crate::pool::{read_pool, PoolEntry};
 use crate::seed::fresh_seed;
 use crate::slo::{slos, LatencySlo};
@@ -217,6 +218,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
             IoArg::Uring => IoBackend::Uring,
             IoArg::Auto => AUTO_IO,
         },
+        tls: tls_plan(args, &url)?,
     };
     plan.validate()
         .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(e)))?;
@@ -229,26 +231,54 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
     })
 }
 
-/// The target, with a WebSocket URL's scheme (ws://) read as the http:// its
-/// upgrade request goes to.
+/// The target, with a WebSocket URL's scheme (ws://, wss://) read as the
+/// http:// or https:// its upgrade request goes to.
 fn target_url(args: &LoadArgs) -> Result<Url> {
     let lower = args.url.to_ascii_lowercase();
-    if lower.starts_with("wss://") {
-        bail!("wss:// (WebSocket over TLS) is not supported; use a ws:// or http:// URL");
-    }
-    if let Some(rest) = lower
-        .starts_with("ws://")
-        .then(|| &args.url["ws://".len()..])
-    {
-        if !args.ws {
-            bail!(
-                "`{}` is a WebSocket URL; add --ws to send WebSocket messages",
-                args.url
-            );
+    for (ws, http) in [("ws://", "http://"), ("wss://", "https://")] {
+        if let Some(rest) = lower.starts_with(ws).then(|| &args.url[ws.len()..]) {
+            if !args.ws {
+                bail!(
+                    "`{}` is a WebSocket URL; add --ws to send WebSocket messages",
+                    args.url
+                );
+            }
+            return Ok(parse_url(&format!("{http}{rest}"))?);
         }
-        return Ok(parse_url(&format!("http://{rest}"))?);
     }
     Ok(parse_url(&args.url)?)
+}
+
+/// The TLS half of the plan for an https:// or wss:// URL; the TLS options
+/// are refused on a cleartext one, where they would do nothing.
+fn tls_plan(args: &LoadArgs, url: &Url) -> Result<Option<TlsPlan>> {
+    if !url.tls {
+        let given = [
+            (args.cacert.is_some(), "--cacert"),
+            (args.insecure, "--insecure"),
+            (args.tls_resume, "--tls-resume"),
+            (args.tls_version != TlsVersionArg::Any, "--tls-version"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(on, _)| *on) {
+            bail!("{flag} is for TLS; use an https:// (or wss://) URL, or drop {flag}");
+        }
+        return Ok(None);
+    }
+    let options = TlsOptions {
+        cacert: args.cacert.clone(),
+        insecure: args.insecure,
+        resume: args.tls_resume,
+        version: match args.tls_version {
+            TlsVersionArg::Any => TlsVersion::Any,
+            TlsVersionArg::V12 => TlsVersion::V12,
+            TlsVersionArg::V13 => TlsVersion::V13,
+        },
+        // HTTP/1.1 is all netbench speaks over TLS, for requests and for the
+        // WebSocket upgrade alike.
+        alpn: vec![b"http/1.1".to_vec()],
+        server_name: None,
+    };
+    Ok(Some(TlsPlan::new(&options, &url.tls_name())?))
 }
 
 /// The engine's plan rules in the command line's words.
@@ -366,7 +396,13 @@ mod tests {
     #[test]
     fn refusals_say_what_to_change() {
         let err = |line: &str| format!("{:#}", resolve(&args(line)).err().expect(line));
-        assert!(err("netbench load https://x/").contains("https:// is not supported"));
+        assert!(err("netbench load --cacert ca.pem http://127.0.0.1:1/").contains("is for TLS"));
+        assert!(err("netbench load --tls-resume http://127.0.0.1:1/")
+            .contains("--tls-resume is for TLS"));
+        assert!(
+            err("netbench load --cacert /nonexistent/ca.pem https://127.0.0.1:1/")
+                .contains("could not read --cacert")
+        );
         assert!(
             err("netbench load --no-keepalive --pipeline 4 http://127.0.0.1:1/")
                 .contains("keep-alive")
@@ -407,10 +443,31 @@ mod tests {
     }
 
     #[test]
+    fn https_and_wss_plan_tls_with_http_1_1_offered() {
+        let r = resolve(&args("netbench load -k --tls-resume https://127.0.0.1:9/x")).unwrap();
+        let tls = r.plan.tls.as_ref().expect("a TLS plan");
+        assert!(tls.insecure && tls.resume);
+        assert_eq!(r.plan.addr.to_string(), "127.0.0.1:9");
+        let r = resolve(&args(
+            "netbench load --ws -k --tls-version 1.3 wss://127.0.0.1:9/ws",
+        ))
+        .unwrap();
+        assert!(r.plan.ws.is_some());
+        assert_eq!(r.plan.tls.as_ref().unwrap().version, TlsVersion::V13);
+        let r = resolve(&args("netbench load -k https://127.0.0.1/")).unwrap();
+        assert_eq!(r.plan.addr.port(), 443);
+        assert!(resolve(&args("netbench load http://127.0.0.1:9/"))
+            .unwrap()
+            .plan
+            .tls
+            .is_none());
+    }
+
+    #[test]
     fn ws_refusals_say_what_to_change() {
         let err = |line: &str| format!("{:#}", resolve(&args(line)).err().expect(line));
         assert!(err("netbench load ws://127.0.0.1:1/ws").contains("add --ws"));
-        assert!(err("netbench load --ws wss://127.0.0.1:1/ws").contains("TLS"));
+        assert!(err("netbench load wss://127.0.0.1:1/ws").contains("add --ws"));
         let refused = |line: &str| {
             crate::cli::Cli::try_parse_from(line.split_whitespace())
                 .err()

@@ -4,6 +4,7 @@
 mod cli;
 mod durations;
 mod fanout;
+mod help;
 mod launch;
 mod load;
 mod machine_lock;

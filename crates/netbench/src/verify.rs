@@ -16,6 +16,12 @@ const SOME_FAILED: u8 = 1;
 
 pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     let url = parse_url(&args.url)?;
+    if url.tls {
+        bail!(
+            "verify checks the contract over cleartext HTTP/1.1; give the server's http:// URL \
+             (`netbench load` takes https://)"
+        );
+    }
     if url.path.contains('?') {
         bail!("the URL has a query string; give the server's base URL, as http://host:port/");
     }

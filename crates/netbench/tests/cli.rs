@@ -51,6 +51,10 @@ fn load_help_explains_every_option() {
         "--histogram-out",
         "--processes",
         "--io",
+        "--cacert",
+        "--insecure",
+        "--tls-resume",
+        "--tls-version",
     ] {
         assert!(help.contains(flag), "--help does not mention {flag}");
     }
@@ -146,9 +150,17 @@ fn error_rate_above_the_limit_exits_1() {
 
 #[test]
 fn usage_and_runtime_failures_exit_2_with_a_way_out() {
-    let out = netbench(&["load", "https://127.0.0.1:1/"]);
+    let out = netbench(&[
+        "load",
+        "--cacert",
+        "/nonexistent/ca.pem",
+        "https://127.0.0.1:1/",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("https:// is not supported"));
+    assert!(text(&out.stderr).contains("could not read --cacert /nonexistent/ca.pem"));
+    let out = netbench(&["load", "--insecure", "http://127.0.0.1:1/"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--insecure is for TLS"));
 
     let out = netbench(&["load", "-d", "1s", "-n", "3", "http://127.0.0.1:1/"]);
     assert_eq!(out.status.code(), Some(2));
@@ -270,6 +282,7 @@ fn verify_passes_a_conforming_server_and_fails_a_canned_one() {
 
     let out = netbench(&["verify", "https://127.0.0.1:1/"]);
     assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("over cleartext"));
 }
 
 #[test]

@@ -9,6 +9,31 @@ use netbench_engine::{ErrorKind, LatencySummary, LoadResult, Pacing, Stop};
 use crate::format::{bytes, format_duration_ns as d, thousands, verdict_line};
 use crate::load_context::LoadContext;
 
+/// What each TLS failure means and what to do about it, printed beside its
+/// count.
+const TLS_HINTS: [(ErrorKind, &str); 5] = [
+    (
+        ErrorKind::TlsUntrusted,
+        "no trusted authority signed the server's certificate; give its CA with --cacert FILE, or --insecure",
+    ),
+    (
+        ErrorKind::TlsName,
+        "the certificate is for other names than the URL's host; use a name it carries in the URL",
+    ),
+    (
+        ErrorKind::TlsExpired,
+        "the certificate has expired or is not valid yet; renew it, or check both machines' clocks",
+    ),
+    (
+        ErrorKind::TlsAlert,
+        "the server refused the handshake (no common TLS version, cipher suite or ALPN protocol); check --tls-version and the server's TLS settings",
+    ),
+    (
+        ErrorKind::TlsProtocol,
+        "what came was not TLS, or the connection closed mid-handshake; check that the port speaks TLS",
+    ),
+];
+
 fn latency_lines(out: &mut impl Write, label: &str, s: &LatencySummary) -> io::Result<()> {
     writeln!(
         out,
@@ -119,6 +144,49 @@ pub fn write_load_text(
             thousands(r.connects)
         )?;
         latency_lines(out, "", &r.connect)?;
+    }
+    if let Some(t) = &r.tls {
+        let agreed = if t.version.is_empty() {
+            "no handshake finished".to_string()
+        } else {
+            format!(
+                "{} {}{}",
+                t.version,
+                t.cipher,
+                t.alpn
+                    .as_deref()
+                    .map(|a| format!(", ALPN {a}"))
+                    .unwrap_or_default()
+            )
+        };
+        writeln!(
+            out,
+            "  {:<12} {agreed}{}; {} handshakes while measuring, {} resumed{}",
+            "tls",
+            if t.insecure {
+                ", certificate not checked (--insecure)"
+            } else {
+                ""
+            },
+            thousands(t.handshake.count),
+            thousands(t.resumed),
+            if t.resume { "" } else { " (resumption off)" }
+        )?;
+        if t.handshake.count > 0 {
+            latency_lines(out, "", &t.handshake)?;
+        }
+    }
+    for (kind, what) in TLS_HINTS {
+        let n = r.errors.get(kind);
+        if n > 0 {
+            writeln!(
+                out,
+                "  {:<12} {} connection{}: {what}",
+                kind.name(),
+                thousands(n),
+                if n == 1 { "" } else { "s" }
+            )?;
+        }
     }
     let handshakes = r.errors.get(ErrorKind::WsHandshake);
     if handshakes > 0 {

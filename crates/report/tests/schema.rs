@@ -46,6 +46,7 @@ fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
             expect: Expect::default(),
         }],
         ws: None,
+        tls: None,
     }
 }
 

@@ -227,6 +227,7 @@ pub fn measure_in(
         return CellOutcome::Interrupted;
     }
     let url = Url {
+        tls: false,
         host: netbench_engine::Host::Ip(addr.ip()),
         port: addr.port(),
         path: "/".to_string(),

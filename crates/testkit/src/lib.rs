@@ -11,9 +11,11 @@ use std::time::Duration;
 
 mod contract_server;
 mod db_server;
+mod tls_server;
 mod ws_server;
 
 pub use contract_server::{run_contract_server, serve_contract, serve_contract_db, Flaw};
+pub use tls_server::{make_certs, serve_tls, server_config, TestCerts, TlsFlaw, TlsTestServer};
 
 /// How a test server answers each request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -171,6 +171,7 @@ fn db_plan(server: &TestServer, ids: &[i32]) -> LoadPlan {
         reconnect: true,
         requests: db_requests(&url, true, ids),
         ws: None,
+        tls: None,
     }
 }
 

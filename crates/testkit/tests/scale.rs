@@ -56,6 +56,7 @@ fn ten_thousand_connections() {
         // The test server answers 200 text/plain "OK" on every path.
         requests: vec![netbench_contract::blank_request(&url, true)],
         ws: None,
+        tls: None,
     };
     let r = run(&plan, &RunControl::new(&plan))
         .expect("the descriptor limit allows 10,000 connections");

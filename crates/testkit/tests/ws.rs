@@ -114,6 +114,7 @@ fn ws_plan(
             message_size,
             binary,
         }),
+        tls: None,
     }
 }
 

@@ -11,7 +11,7 @@ use super::frame::{self, FrameHead, Opcode, Sender, MAX_CONTROL_PAYLOAD, MAX_HEA
 use super::handshake;
 use super::Rng;
 use crate::conn::{AnswerSink, InFlight, ReadOutcome, READS_PER_TURN};
-use crate::error::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Protocol};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -515,6 +515,7 @@ mod tests {
             pipeline: 1,
             requests: &[],
             ws: Some(ws),
+            tls: None,
         }
     }
 

@@ -59,6 +59,7 @@ pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) 
         reconnect: true,
         requests: vec![ok_request(true)],
         ws: None,
+        tls: None,
     }
 }
 

@@ -41,6 +41,7 @@ pub(crate) fn measure_idle(
         timeout: TIMEOUT,
         request,
         ws,
+        tls: None,
     };
     let cpu_before = tree_cpu(m.pgid);
     let result = run_idle(&plan, m.epoch, m.cancel).map_err(|e| e.to_string())?;

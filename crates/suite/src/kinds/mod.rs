@@ -267,6 +267,7 @@ pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) 
         reconnect: true,
         requests: m.requests.clone(),
         ws: ws_plan(scenario, m),
+        tls: None,
     }
 }
 

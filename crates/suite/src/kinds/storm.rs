@@ -39,6 +39,7 @@ pub(crate) fn measure_storm(
         reconnect: false,
         requests: m.requests.clone(),
         ws,
+        tls: None,
     };
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()
