@@ -175,14 +175,18 @@ FUZZ_TARGETS ?=
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) CARGO=$(CARGO) fuzz/run.sh $(FUZZ_TARGETS)
 
-# The client-cost table on a pinned nginx: netbench's CPU per request beside
-# wrk, ab, h2load, oha and the floor clients of bench/floor/, as ratios
+# The client-cost tables on a pinned nginx: netbench's CPU per request beside
+# wrk, ab, h2load, oha and the floor clients of bench/floor/, as ratios, then
+# the same over HTTPS beside wrk and h2load, with a handshake storm
 # (docs/benchmark.md). About 25 minutes with the defaults, plus about 5
-# the first time (oha is built once); `make bench BENCH_ARGS="--check"` is a
-# 1-minute self-test, BENCH_ARGS="--clients netbench-epoll,floor-epoll" a subset.
-# bench/load_vs_wrk.py is the narrower netbench-against-wrk table.
+# the first time (oha is built once); `make bench BENCH_ARGS="--check"
+# TLS_BENCH_ARGS="--check"` is a 2-minute self-test, BENCH_ARGS="--clients
+# netbench-epoll,floor-epoll" a subset. bench/load_vs_wrk.py is the narrower
+# netbench-against-wrk table.
+TLS_BENCH_ARGS ?=
 bench: netbench
 	python3 bench/clients.py $(BENCH_ARGS)
+	python3 bench/tls_clients.py $(TLS_BENCH_ARGS)
 
 clean:
 	$(CARGO) clean

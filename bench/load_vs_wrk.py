@@ -188,6 +188,10 @@ class Nginx:
         self.port = free_port()
         self.backlog = listen_backlog()
         self.proc: subprocess.Popen | None = None
+        # TLS (bench/tls_clients.py): " ssl" on the listen line, and the
+        # server block's certificate and settings.
+        self.listen_extra = ""
+        self.server_tls = ""
 
     @property
     def url(self) -> str:
@@ -198,7 +202,8 @@ class Nginx:
             conf = string.Template(TEMPLATE.read_text()).substitute(
                 prefix=str(self.prefix), port=self.port, backlog=self.backlog,
                 workers=self.workers, worker_connections=self.worker_connections,
-                listen_options=" reuseport" if self.workers > 1 else "")
+                listen_options=(" reuseport" if self.workers > 1 else "") + self.listen_extra,
+                server_tls=self.server_tls)
         except (OSError, KeyError, ValueError) as e:
             raise BenchError(f"cannot fill in {TEMPLATE}: {e!r}") from None
         path = self.prefix / "nginx.conf"
