@@ -8,31 +8,9 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::conn::{AnswerSink, ReadOutcome};
 use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Protocol};
-
-/// Which kernel interface a run's workers use.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum IoBackend {
-    /// Readiness: epoll_wait, then read and write system calls per socket.
-    #[default]
-    Epoll,
-    /// Completions: multishot receives into a provided buffer ring, sends
-    /// and connects submitted in batches, registered files.
-    Uring,
-}
-
-impl IoBackend {
-    pub fn name(self) -> &'static str {
-        match self {
-            IoBackend::Epoll => "epoll",
-            IoBackend::Uring => "io_uring",
-        }
-    }
-}
 
 /// Something that happened to a slot (or the timer) while waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@ pub enum EngineError {
     #[error("the plan is not runnable: {0}")]
     Plan(#[from] crate::plan::PlanError),
     #[error("the idle plan is not runnable: {0}")]
-    IdlePlan(crate::idle::IdlePlanError),
+    IdlePlan(crate::idle_plan::IdlePlanError),
     #[error("the RunControl was made for another plan (another worker count); make one with RunControl::new(&plan)")]
     ForeignControl,
     #[error("a worker thread panicked; this is a bug in netbench, please report it")]

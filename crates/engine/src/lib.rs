@@ -16,6 +16,7 @@ mod error;
 mod error_kind;
 mod histogram;
 mod idle;
+mod idle_plan;
 mod limits;
 mod merge;
 mod net;
@@ -38,17 +39,17 @@ mod window;
 mod worker;
 pub mod ws;
 
-pub use backend::IoBackend;
 pub use check::{content_type_matches, BodyExpect, Expect, StatusExpect};
 pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::EngineError;
 pub use error_kind::{ErrorCounts, ErrorKind};
-pub use idle::{run_idle, IdleLevel, IdlePlan, IdlePlanError, IdleResult};
+pub use idle::{run_idle, IdleLevel, IdleResult};
+pub use idle_plan::{IdlePlan, IdlePlanError};
 pub use limits::{raise_fd_limit, FdLimit};
 pub use merge::{merge_parts, parts_apart, union_len_ns, MergeError, Merger, Part};
 pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
 pub use part::{read_part, write_part, PartError, PartFile, PlanSummary, PART_FORMAT};
-pub use plan::{LoadPlan, Pacing, PlanError, RequestTemplate, Stop, WsPlan};
+pub use plan::{IoBackend, LoadPlan, Pacing, PlanError, RequestTemplate, Stop, WsPlan};
 pub use request::{build_request, RequestParts};
 pub use result::{
     ClientMemory, LatencySummary, LoadResult, PartReport, RateSummary, Verdict, WorkerReport,

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::IoBackend;
 use crate::check::Expect;
 use crate::tls_config::TlsPlan;
 use crate::ws::MAX_MESSAGE;
@@ -58,6 +57,33 @@ pub struct LoadPlan {
     pub io: IoBackend,
     /// TLS under the protocol (`https://`, `wss://`); `None` for cleartext.
     pub tls: Option<TlsPlan>,
+}
+
+/// Which kernel interface a run's workers use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IoBackend {
+    /// Readiness: epoll_wait, then read and write system calls per socket.
+    #[default]
+    Epoll,
+    /// Completions: multishot receives into a provided buffer ring, sends
+    /// and connects submitted in batches, registered files.
+    Uring,
+}
+
+impl IoBackend {
+    /// What `auto` runs (`netbench load --io auto`, and a suite that pins
+    /// none): the backend that cost less client CPU per request in `make
+    /// bench` on this kind of machine (docs/results/2026-11-24-client-cost.md
+    /// and 2026-11-27-https-clients.md). Where the kernel refuses io_uring a
+    /// run falls back to epoll and says why.
+    pub const CHEAPEST: IoBackend = IoBackend::Uring;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IoBackend::Epoll => "epoll",
+            IoBackend::Uring => "io_uring",
+        }
+    }
 }
 
 /// A WebSocket run (RFC 6455): after the upgrade every "request" is one

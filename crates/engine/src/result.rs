@@ -4,8 +4,8 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::IoBackend;
 use crate::error_kind::ErrorCounts;
+use crate::plan::IoBackend;
 
 /// Percentiles of a latency histogram, in nanoseconds. All zero when nothing
 /// was recorded.

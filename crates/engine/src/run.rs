@@ -4,7 +4,6 @@
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::backend::IoBackend;
 use crate::clock::Clock;
 use crate::control::RunControl;
 use crate::cpu::{peak_rss_bytes, process_cpu, rss_bytes};
@@ -13,6 +12,7 @@ use crate::error_kind::ErrorCounts;
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
 use crate::pacing::Pacer;
+use crate::plan::IoBackend;
 use crate::plan::{LoadPlan, Pacing, Stop};
 use crate::result::{ClientMemory, LoadResult, RateSummary, TlsSummary, WorkerReport};
 use crate::uring::uring_refusal;

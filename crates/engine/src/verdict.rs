@@ -26,6 +26,12 @@ const MAX_ERRORS_FOR_IN_FLIGHT: f64 = 0.10;
 /// client (`-n 1 -c 100` showed "37% in flight"), so it is not judged.
 const MIN_ATTEMPTS_PER_CONNECTION: u64 = 20;
 
+/// A measured window shorter than this is mostly the connections' set-up
+/// (connects, handshakes, the first sends): how busy the client was over it
+/// says nothing about the pace it could keep (`-n 1 -c 100` measured 1 ms
+/// at "95% of 1 core"), so CPU and loop are not judged.
+const MIN_WINDOW_S: f64 = 0.1;
+
 /// What a verdict is decided from.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Evidence<'a> {
@@ -65,9 +71,18 @@ pub(crate) fn judge(e: &Evidence<'_>) -> Verdict {
 
     let mut deciding = Vec::new();
     let mut context = Vec::new();
-    let saturated = busiest_loop >= SATURATED || busiest_cpu >= SATURATED;
-    let loop_phrase = format!("event loop busy {:.0}%", busiest_loop * 100.0);
+    let window_s = e.workers.iter().map(|w| w.wall_s).fold(0.0, f64::max);
+    let too_short = !e.workers.is_empty() && window_s < MIN_WINDOW_S;
+    let saturated = !too_short && (busiest_loop >= SATURATED || busiest_cpu >= SATURATED);
+    let mut loop_phrase = format!("event loop busy {:.0}%", busiest_loop * 100.0);
     let cpu_phrase = format!("client CPU {:.0}% of 1 core", busiest_cpu * 100.0);
+    if too_short {
+        loop_phrase = format!(
+            "{loop_phrase}; neither judged: measured for {:.1} ms, under {:.0} ms",
+            window_s * 1e3,
+            MIN_WINDOW_S * 1e3
+        );
+    }
     if e.attempts == 0 {
         // Nothing was sent or nothing measured: no rule has anything to go on.
         return Verdict {
@@ -186,6 +201,26 @@ mod tests {
         assert!(v
             .reasons
             .contains(&"99% of connections in flight".to_string()));
+    }
+
+    #[test]
+    fn a_window_too_short_to_say_judges_neither_cpu_nor_loop() {
+        let short = WorkerReport {
+            wall_s: 0.001,
+            ..worker(0.00095, 0.24)
+        };
+        let v = judge(&ev(&[short], None, 1.0, None, 0.0));
+        assert!(!v.client_bound, "{:?}", v.reasons);
+        assert_eq!(
+            v.reasons[1],
+            "event loop busy 24%; neither judged: measured for 1.0 ms, under 100 ms"
+        );
+        // The same share over a longer window is judged.
+        let long = WorkerReport {
+            wall_s: 0.2,
+            ..worker(0.19, 0.24)
+        };
+        assert!(judge(&ev(&[long], None, 1.0, None, 0.0)).client_bound);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::backend::{Connect, Event, Io, IoBackend};
+use crate::backend::{Connect, Event, Io};
 use crate::clock::{ns, Clock};
 use crate::conn::{Conn, InFlight, ReadOutcome};
 use crate::control::WorkerProgress;
@@ -17,6 +17,7 @@ use crate::epoll::EpollIo;
 use crate::error::EngineError;
 use crate::error_kind::ErrorKind;
 use crate::pacing::Pacer;
+use crate::plan::IoBackend;
 use crate::plan::LoadPlan;
 use crate::proto::{ConnPlan, Protocol};
 use crate::stats::{Recorder, WorkerStats};

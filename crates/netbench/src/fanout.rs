@@ -102,7 +102,10 @@ pub(crate) fn part_plan(plan: &LoadPlan, index: usize, of: usize) -> LoadPlan {
     let connections = connections as usize;
     let mut part = plan.clone();
     part.connections = connections;
-    part.workers = (plan.workers / of).clamp(1, connections.max(1));
+    // The run's workers in all, spread like the connections (`-t 8` over 6
+    // processes: two of 2 and four of 1), so every CPU given is used; a
+    // process needs one even when there are fewer workers than processes.
+    part.workers = (share(plan.workers as u64, index, of).0 as usize).clamp(1, connections.max(1));
     if let Stop::Count(n) = plan.stop {
         part.stop = Stop::Count(share(n, index, of).0);
     }
@@ -324,6 +327,20 @@ mod tests {
             parts.iter().all(|q| q.workers == 1),
             "2 workers over 6 parts"
         );
+    }
+
+    #[test]
+    fn the_workers_given_are_all_used_across_the_processes() {
+        let p = plan(100_000, 8);
+        let workers: Vec<usize> = (0..6).map(|i| part_plan(&p, i, 6).workers).collect();
+        assert_eq!(workers, vec![2, 2, 1, 1, 1, 1]);
+        assert_eq!(workers.iter().sum::<usize>(), 8);
+        // Fewer workers than processes: each process still has one.
+        let p = plan(100_000, 2);
+        assert!((0..6).all(|i| part_plan(&p, i, 6).workers == 1));
+        // A part never has more workers than connections.
+        let p = plan(3, 8);
+        assert_eq!(part_plan(&p, 0, 3).workers, 1);
     }
 
     #[test]

@@ -18,9 +18,6 @@ use crate::seed::fresh_seed;
 use crate::slo::{slos, LatencySlo};
 
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
-/// What `--io auto` runs: the backend that cost less client CPU per request
-/// in `make bench` on this kind of machine (docs/benchmark.md).
-const AUTO_IO: IoBackend = IoBackend::Uring;
 
 /// A validated plan plus what the report shows of the user's input.
 pub(crate) struct Resolved {
@@ -216,7 +213,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         io: match args.io {
             IoArg::Epoll => IoBackend::Epoll,
             IoArg::Uring => IoBackend::Uring,
-            IoArg::Auto => AUTO_IO,
+            IoArg::Auto => IoBackend::CHEAPEST,
         },
         tls: tls_plan(args, &url)?,
     };

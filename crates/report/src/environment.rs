@@ -64,6 +64,11 @@ pub(crate) fn rows(run: &RunInfo) -> Vec<(String, String)> {
     if let Some(seed) = run.work_seed {
         rows.push(("work seed".into(), seed.to_string()));
     }
+    if let Some(io) = &run.client_io {
+        // In the differences too: a change of the client's backend changes
+        // what a figure costs the client (issue 30).
+        rows.push(("client I/O".into(), io.clone()));
+    }
     rows
 }
 
@@ -157,7 +162,21 @@ pub(crate) mod tests {
             measurements: 0,
             failed_measurements: 0,
             control_probe_ns: None,
+            client_io: None,
         }
+    }
+
+    #[test]
+    fn a_change_of_client_backend_is_a_difference() {
+        let mut a = run(json!({}));
+        let mut b = run(json!({}));
+        a.client_io = Some("epoll".into());
+        b.client_io = Some("io_uring".into());
+        let d = differences(&a, &b);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].describe(), "client I/O: epoll → io_uring");
+        b.client_io = Some("epoll".into());
+        assert!(differences(&a, &b).is_empty());
     }
 
     #[test]

@@ -77,6 +77,10 @@ pub struct RunInfo {
     /// (nanoseconds), the reference the normalised figures are scaled to;
     /// None for a run without the control.
     pub control_probe_ns: Option<f64>,
+    /// The client's I/O backend in the run's good measurements: "io_uring",
+    /// "epoll", or both with their counts, and why io_uring fell back where
+    /// it did; None when nothing was measured. Compare flags a change.
+    pub client_io: Option<String>,
 }
 
 /// One server variant: what it is, how it was built, how it fared in
@@ -409,6 +413,7 @@ pub fn build_report(run: &RunDetail) -> Report {
                 .filter(|m| m.status != MeasurementStatus::Ok)
                 .count(),
             control_probe_ns: crate::suite_table::control_reference(run),
+            client_io: client_io(run),
         },
         servers,
         tests,
@@ -605,6 +610,38 @@ fn verify_counts(json: &str) -> VerifyCounts {
     v
 }
 
+/// What `RunInfo::client_io` says: the backend of each good measurement that
+/// ran the engine, counted. Results stored before the field existed read as
+/// epoll, which is what measured them.
+fn client_io(run: &RunDetail) -> Option<String> {
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut fallback = None;
+    for m in &run.measurements {
+        let Some(r) = (m.status == MeasurementStatus::Ok)
+            .then_some(m.result_json.as_deref())
+            .flatten()
+            .and_then(|j| serde_json::from_str::<LoadResult>(j).ok())
+        else {
+            continue;
+        };
+        *counts.entry(r.io.name()).or_default() += 1;
+        fallback = fallback.or(r.io_fallback);
+    }
+    let mut text = match counts.len() {
+        0 => return None,
+        1 => counts.keys().next().expect("one").to_string(),
+        _ => counts
+            .iter()
+            .map(|(io, n)| format!("{io} in {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    if let Some(why) = fallback {
+        text.push_str(&format!(" (io_uring refused: {why})"));
+    }
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,6 +652,32 @@ mod tests {
             facts,
             ..fixtures::server(server, variant)
         }
+    }
+
+    #[test]
+    fn the_client_backend_is_counted_from_the_stored_results() {
+        let mut run = fixtures::run(1, "t");
+        assert_eq!(client_io(&run), None, "nothing measured");
+        let with_io = |io: &str, fallback: Option<&str>| {
+            let mut m = fixtures::ok(fixtures::key("s", "blank", 100, 1), 1000.0);
+            let mut r: serde_json::Value =
+                serde_json::from_str(m.result_json.as_deref().unwrap()).unwrap();
+            r["io"] = io.into();
+            r["io_fallback"] = fallback.into();
+            m.result_json = Some(r.to_string());
+            m
+        };
+        // Stored before the field: measured on epoll.
+        run.measurements = vec![fixtures::ok(fixtures::key("s", "blank", 100, 1), 1000.0)];
+        assert_eq!(client_io(&run).as_deref(), Some("epoll"));
+        run.measurements = vec![with_io("Uring", None), with_io("Uring", None)];
+        assert_eq!(client_io(&run).as_deref(), Some("io_uring"));
+        run.measurements
+            .push(with_io("Epoll", Some("kernel.io_uring_disabled is 2")));
+        assert_eq!(
+            client_io(&run).as_deref(),
+            Some("epoll in 1, io_uring in 2 (io_uring refused: kernel.io_uring_disabled is 2)")
+        );
     }
 
     #[test]

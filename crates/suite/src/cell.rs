@@ -42,6 +42,8 @@ pub struct CellEnv<'a> {
     /// The back ends' process groups: their CPU is part of the cell, not
     /// noise from other processes.
     pub backend_pgids: &'a [i32],
+    /// The client's I/O backend, from the suite (`io`).
+    pub io: netbench_engine::IoBackend,
 }
 
 /// How a cell ended.
@@ -252,6 +254,7 @@ pub fn measure_in(
         requests: requests(&url),
         epoch: sampler.started(),
         netns: namespace.map(|ns| ns.name.as_str()),
+        io: env.io,
     };
     let done = AtomicBool::new(false);
     let mut timed_out = false;

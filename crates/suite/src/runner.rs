@@ -575,6 +575,7 @@ pub fn run_suite(
         cancel: &req.cancel,
         backend_env: &backends.env,
         backend_pgids: &backend_pgids,
+        io: suite.io,
     };
     let began = Instant::now();
     let mut index = done.len();

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use netbench_engine::IoBackend;
 use serde::Deserialize;
 
 use crate::adaptive::Adaptive;
@@ -157,6 +158,9 @@ pub struct Suite {
     /// How servers are warmed before each measured window, and whether a
     /// process serves one cell or a server's round (`[warmup]`, warm.rs).
     pub warm: crate::warm::Warm,
+    /// The client's I/O backend for every cell: `io = "epoll"` or
+    /// `"io_uring"` pins one; `"auto"` (the default) is the cheapest.
+    pub io: IoBackend,
     /// The suite file's text, stored with every run.
     pub source: String,
 }
@@ -208,6 +212,8 @@ struct RawSuite {
     placement: Option<RawPlacement>,
     #[serde(default)]
     warmup: Option<crate::warm::RawWarm>,
+    #[serde(default)]
+    io: Option<String>,
     scenarios: Vec<RawScenario>,
 }
 
@@ -510,6 +516,17 @@ impl Suite {
                 t => t,
             },
             warm: raw.warmup.unwrap_or_default().resolve().map_err(invalid)?,
+            io: match raw.io.as_deref() {
+                None | Some("auto") => IoBackend::CHEAPEST,
+                Some("epoll") => IoBackend::Epoll,
+                Some("io_uring") => IoBackend::Uring,
+                Some(other) => {
+                    return Err(invalid(format!(
+                        "`io = \"{other}\"`: use \"auto\" (the default: the cheapest, io_uring \
+                         where the kernel allows it), \"epoll\" or \"io_uring\""
+                    )))
+                }
+            },
             source: text.to_string(),
         })
     }
@@ -730,6 +747,17 @@ mod tests {
         assert_eq!(s.scenarios[1].length, Length::Requests(100_000));
         assert!(!s.scenarios[1].keepalive);
         assert_eq!(s.cells_per_round(), 3);
+        assert_eq!(s.io, IoBackend::CHEAPEST, "the cheapest unless pinned");
+    }
+
+    #[test]
+    fn a_suite_may_pin_the_client_backend() {
+        let with = |io: &str| Suite::parse("t", &format!("io = \"{io}\"\n{QUICK}"));
+        assert_eq!(with("epoll").unwrap().io, IoBackend::Epoll);
+        assert_eq!(with("io_uring").unwrap().io, IoBackend::Uring);
+        assert_eq!(with("auto").unwrap().io, IoBackend::CHEAPEST);
+        let err = with("uring").unwrap_err().to_string();
+        assert!(err.contains("use \"auto\""), "{err}");
     }
 
     #[test]

@@ -263,7 +263,12 @@ connections = [300]
         panic!("storm facts: {:?}", storm.facts)
     };
     assert!(s.answered > 0 && s.answered < 100, "{s:?}");
-    assert!(s.refused >= 200, "{s:?}");
+    // A client whose connect was still waiting when the listener closed is
+    // refused; one already in the listen backlog is reset (a read error).
+    // Which of the two depends on how fast the connects went out (io_uring
+    // sends them in one batch), never on whether they are counted.
+    assert!(s.refused > 0, "{s:?}");
+    assert!(s.refused + s.other_errors >= 200, "{s:?}");
     assert_eq!(
         s.answered + s.refused + s.connect_timeouts + s.other_errors,
         300,

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use netbench_engine::IoBackend;
+
 use hdrhistogram::Histogram;
 use netbench_engine::{LoadPlan, LoadResult, RequestTemplate, RunControl, Stop};
 
@@ -33,6 +35,8 @@ pub struct Measure<'a> {
     /// The network namespace the server runs in (its name), for what is
     /// read of the server's sockets; None on loopback.
     pub netns: Option<&'a str>,
+    /// The client's I/O backend: the suite's `io`, or the cheapest.
+    pub io: IoBackend,
 }
 
 /// What a kind's measurement hands back to the cell.

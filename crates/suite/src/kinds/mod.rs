@@ -250,7 +250,7 @@ const WS_MESSAGE: usize = 64;
 pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) -> LoadPlan {
     LoadPlan {
         sources: Vec::new(),
-        io: Default::default(),
+        io: m.io,
         addr: m.addr,
         connections: connections as usize,
         workers: m.workers.clamp(1, connections as usize),

@@ -23,7 +23,7 @@ pub(crate) fn measure_storm(
 ) -> Result<Measured, String> {
     let plan = LoadPlan {
         sources: Vec::new(),
-        io: Default::default(),
+        io: m.io,
         addr: m.addr,
         connections: clients as usize,
         workers: m.workers.clamp(1, clients as usize),
