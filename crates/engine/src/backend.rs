@@ -8,9 +8,10 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use crate::conn::{AnswerSink, ReadOutcome};
+use crate::conn::AnswerSink;
 use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Protocol};
+use crate::transport::ReadOutcome;
 
 /// Something that happened to a slot (or the timer) while waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,20 +3,17 @@
 //! `Read`/`Write`; it never creates, configures or closes a socket.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 
 use crate::check::content_type_matches;
 use crate::error_kind::ErrorKind;
 use crate::parse::{parse_head, ChunkedDecoder, Framing};
 use crate::plan::RequestTemplate;
+use crate::transport::{read_turn, Fed, Outbox, ReadOutcome, Turn};
 
 /// A response head larger than this is treated as malformed rather than
 /// buffered without end.
 const MAX_HEAD: usize = 64 * 1024;
-/// Reads one readiness event may do before the loop gets control back, so a
-/// server that streams without end cannot starve the clock, timeouts, other
-/// connections or a cancel.
-pub(crate) const READS_PER_TURN: usize = 4;
 
 /// One request on the wire, waiting for its answer.
 #[derive(Debug, Clone, Copy)]
@@ -34,21 +31,6 @@ pub(crate) struct InFlight {
 /// Receives every request's end: a checked answer or a failure.
 pub(crate) trait AnswerSink {
     fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64);
-}
-
-/// How reading left the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReadOutcome {
-    /// Still usable; nothing more to read for now.
-    Open,
-    /// Still usable, and the socket may hold more: the read budget of this
-    /// turn ran out. No new readiness edge will come for it, so the caller
-    /// must call again on a later turn.
-    More,
-    /// The server closed its side. Requests still in flight failed early.
-    Eof,
-    /// The connection is broken; the caller fails what is in flight.
-    Failed(ErrorKind),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -76,9 +58,8 @@ enum ReadState {
 #[derive(Debug)]
 pub(crate) struct Conn {
     inflight: VecDeque<InFlight>,
-    /// Request bytes not yet written; `out_pos` of them already are.
-    out: Vec<u8>,
-    out_pos: usize,
+    /// Request bytes not yet written.
+    out: Outbox,
     /// Input that did not yet make a whole response head.
     pending: Vec<u8>,
     /// The body so far, kept only when the answer's check needs it, and only
@@ -95,8 +76,7 @@ impl Conn {
     pub(crate) fn new(pipeline: usize) -> Self {
         Conn {
             inflight: VecDeque::with_capacity(pipeline),
-            out: Vec::new(),
-            out_pos: 0,
+            out: Outbox::default(),
             pending: Vec::new(),
             body: Vec::new(),
             body_over: false,
@@ -120,45 +100,24 @@ impl Conn {
     }
 
     pub(crate) fn has_output(&self) -> bool {
-        self.out_pos < self.out.len()
+        !self.out.is_empty()
     }
 
     /// Queues a request; [`Conn::flush`] writes it.
     pub(crate) fn enqueue(&mut self, req: InFlight, bytes: &[u8]) {
-        if self.out_pos == self.out.len() {
-            self.out.clear();
-            self.out_pos = 0;
-        }
-        self.out.extend_from_slice(bytes);
+        self.out.queue().extend_from_slice(bytes);
         self.inflight.push_back(req);
     }
 
     /// Writes queued bytes until done or the socket is full. Returns the
     /// bytes written.
     pub(crate) fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind> {
-        let mut written = 0;
-        while self.out_pos < self.out.len() {
-            match io.write(&self.out[self.out_pos..]) {
-                Ok(0) => return Err(ErrorKind::Write),
-                Ok(n) => {
-                    self.out_pos += n;
-                    written += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return Err(ErrorKind::Write),
-            }
-        }
-        Ok(written)
+        self.out.flush(io)
     }
 
-    /// Reads what the socket has, parses answers, checks them and hands them
-    /// to `sink`. `scratch` is the worker's shared read buffer; a read shorter
-    /// than it means the socket is drained, which saves the extra read that
-    /// would only return EAGAIN, unless the peer already closed
-    /// (`peer_closed`): then no new readiness edge will come, so reading goes
-    /// on until the end of the stream. At most [`READS_PER_TURN`] reads: then
-    /// [`ReadOutcome::More`].
+    /// Reads what the socket has (the shared loop, [`read_turn`], in the
+    /// worker's `scratch`), parses answers, checks them and hands them to
+    /// `sink`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_readable<R: Read, S: AnswerSink>(
         &mut self,
@@ -170,27 +129,12 @@ impl Conn {
         sink: &mut S,
         bytes_read: &mut u64,
     ) -> ReadOutcome {
-        let mut reads = 0;
-        loop {
-            if reads == READS_PER_TURN {
-                return ReadOutcome::More;
-            }
-            reads += 1;
-            match io.read(scratch) {
-                Ok(0) => return self.on_eof(templates, now, sink),
-                Ok(n) => {
-                    *bytes_read += n as u64;
-                    if let Err(kind) = self.feed(&scratch[..n], templates, now, sink) {
-                        return ReadOutcome::Failed(kind);
-                    }
-                    if n < scratch.len() && !peer_closed {
-                        return ReadOutcome::Open;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return ReadOutcome::Failed(ErrorKind::Read),
-            }
+        let turn = read_turn(io, peer_closed, scratch, bytes_read, |data| {
+            self.feed(data, templates, now, sink).map(|()| Fed::More)
+        });
+        match turn {
+            Turn::Done(outcome) => outcome,
+            Turn::Eof => self.on_eof(templates, now, sink),
         }
     }
 
@@ -225,7 +169,6 @@ impl Conn {
     pub(crate) fn reset(&mut self) {
         debug_assert!(self.inflight.is_empty());
         self.out.clear();
-        self.out_pos = 0;
         self.pending.clear();
         self.body.clear();
         self.body_over = false;
@@ -402,6 +345,7 @@ impl Conn {
 mod tests {
     use super::*;
     use crate::check::{BodyExpect, Expect, StatusExpect};
+    use std::io;
 
     #[derive(Default)]
     struct Answers(Vec<Result<(), ErrorKind>>);
@@ -633,7 +577,11 @@ mod tests {
                     &mut read,
                 );
                 assert_eq!(outcome, ReadOutcome::More);
-                assert_eq!(endless.1, turn * READS_PER_TURN, "bounded reads per turn");
+                assert_eq!(
+                    endless.1,
+                    turn * crate::transport::READS_PER_TURN,
+                    "bounded reads per turn"
+                );
             }
             assert!(
                 c.body.capacity() <= 64 * 1024,

@@ -10,10 +10,11 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::backend::{Connect, Event, Io};
-use crate::conn::{AnswerSink, ReadOutcome};
+use crate::conn::AnswerSink;
 use crate::error_kind::ErrorKind;
 use crate::net::{self, Timer};
 use crate::proto::{ConnPlan, Protocol};
+use crate::transport::ReadOutcome;
 
 const TIMER: Token = Token(usize::MAX);
 

@@ -15,7 +15,7 @@ use mio::{Events, Interest, Poll, Token};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::{ns, Clock};
-use crate::conn::{AnswerSink, Conn, InFlight, ReadOutcome};
+use crate::conn::{AnswerSink, Conn, InFlight};
 use crate::cpu::thread_cpu;
 use crate::error::EngineError;
 use crate::error_kind::{ErrorCounts, ErrorKind};
@@ -26,6 +26,7 @@ use crate::net;
 use crate::proto::{ConnPlan, Protocol};
 use crate::result::LatencySummary;
 use crate::tls::Tls;
+use crate::transport::ReadOutcome;
 use crate::ws::{fresh_seed, WsConn};
 
 /// How often the loop looks at the clock, the cancel flag and the timeouts

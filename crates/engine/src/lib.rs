@@ -32,6 +32,7 @@ mod stats;
 mod target;
 mod tls;
 mod tls_config;
+mod transport;
 mod uring;
 mod uring_buf;
 mod verdict;

@@ -7,10 +7,11 @@
 
 use std::io::{Read, Write};
 
-use crate::conn::{AnswerSink, Conn, InFlight, ReadOutcome};
+use crate::conn::{AnswerSink, Conn, InFlight};
 use crate::error_kind::ErrorKind;
 use crate::plan::{LoadPlan, RequestTemplate, WsPlan};
 use crate::tls_config::TlsPlan;
+use crate::transport::ReadOutcome;
 
 /// The part of a run's plan a connection's state machine reads: what it
 /// sends and how answers are checked. Borrowed once per run, from a

@@ -6,19 +6,20 @@
 //! writer and rustls, plaintext between rustls and the protocol. Like the
 //! protocols it never creates, configures or closes a socket.
 //!
-//! Reading takes the socket's bytes into the first half of the worker's
-//! scratch buffer with one read and feeds rustls from there: rustls's own
-//! reads are at most 4 KiB, so letting it read the socket would cost a
-//! system call per 4 KiB of a large answer. The protocol reads its
-//! plaintext into the second half.
+//! Reading is the shared loop (`transport.rs`) into the first half of the
+//! worker's scratch buffer, one read for many records, feeding rustls from
+//! there: rustls's own reads are at most 4 KiB, so letting it read the
+//! socket would cost a system call per 4 KiB of a large answer. The
+//! protocol reads its plaintext into the second half.
 
 use std::io::{self, Read, Write};
 
 use rustls::{CertificateError, ClientConnection, HandshakeKind};
 
-use crate::conn::{AnswerSink, InFlight, ReadOutcome, READS_PER_TURN};
+use crate::conn::{AnswerSink, InFlight};
 use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Handshake, Protocol};
+use crate::transport::{read_turn, Fed, ReadOutcome, Turn};
 
 pub(crate) struct Tls<P> {
     inner: P,
@@ -113,93 +114,18 @@ impl<P: Protocol> Protocol for Tls<P> {
         sink: &mut S,
         bytes_read: &mut u64,
     ) -> ReadOutcome {
-        let Some(tls) = self.tls.as_mut() else {
-            return ReadOutcome::Failed(ErrorKind::TlsProtocol);
-        };
         let (cipher, plain) = scratch.split_at_mut(scratch.len() / 2);
-        let mut reads = 0;
-        loop {
-            if reads == READS_PER_TURN {
-                return ReadOutcome::More;
-            }
-            reads += 1;
-            let (n, eof) = match io.read(cipher) {
-                Ok(0) => (0, true),
-                Ok(n) => (n, false),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return ReadOutcome::Failed(ErrorKind::Read),
-            };
-            *bytes_read += n as u64;
-            let mut input = &cipher[..n];
-            // Feed rustls all of it (and, at the end of the stream, the
-            // end), handing the protocol its plaintext after each piece so
-            // rustls's plaintext buffer never fills.
-            loop {
-                if !input.is_empty() || eof {
-                    if let Err(e) = tls.read_tls(&mut input) {
-                        // Only a record longer than TLS allows gets here.
-                        let _ = e;
-                        return ReadOutcome::Failed(ErrorKind::TlsProtocol);
-                    }
-                }
-                if let Err(e) = tls.process_new_packets() {
-                    return ReadOutcome::Failed(kind_of(&e));
-                }
-                if let Some(since) = self.handshake_since {
-                    if tls.is_handshaking() {
-                        if eof {
-                            // Closed before the handshake was done.
-                            return ReadOutcome::Failed(ErrorKind::TlsProtocol);
-                        }
-                        if input.is_empty() {
-                            break;
-                        }
-                        continue;
-                    }
-                    self.handshake_since = None;
-                    self.finished = Some(Handshake {
-                        ns: now.saturating_sub(since),
-                        resumed: tls.handshake_kind() == Some(HandshakeKind::Resumed),
-                        version: tls
-                            .protocol_version()
-                            .and_then(|v| v.as_str())
-                            .unwrap_or("unknown"),
-                        cipher: tls
-                            .negotiated_cipher_suite()
-                            .and_then(|c| c.suite().as_str())
-                            .unwrap_or("unknown"),
-                        alpn: tls.alpn_protocol().map(alpn_name),
-                    });
-                }
-                let mut plain_read = 0;
-                loop {
-                    match self.inner.on_readable(
-                        &mut Plaintext(tls),
-                        eof,
-                        plain,
-                        plan,
-                        now,
-                        sink,
-                        &mut plain_read,
-                    ) {
-                        ReadOutcome::Open => break,
-                        // Only its read budget ran out: what rustls holds is
-                        // the protocol's still, and must go before more comes.
-                        ReadOutcome::More => continue,
-                        done @ (ReadOutcome::Eof | ReadOutcome::Failed(_)) => return done,
-                    }
-                }
-                if input.is_empty() {
-                    break;
-                }
-            }
-            if eof {
-                return ReadOutcome::Eof;
-            }
-            if n < cipher.len() && !peer_closed {
-                return ReadOutcome::Open;
-            }
+        let turn = read_turn(io, peer_closed, cipher, bytes_read, |bytes| {
+            self.take(bytes, false, plain, plan, now, sink)
+        });
+        match turn {
+            Turn::Done(outcome) => outcome,
+            // The end reaches rustls too: mid-handshake it is a failure,
+            // after it the protocol reads its plaintext to the end.
+            Turn::Eof => match self.take(&[], true, plain, plan, now, sink) {
+                Ok(_) => ReadOutcome::Eof,
+                Err(kind) => ReadOutcome::Failed(kind),
+            },
         }
     }
 
@@ -215,6 +141,69 @@ impl<P: Protocol> Protocol for Tls<P> {
 
     fn take_handshake(&mut self) -> Option<Handshake> {
         self.finished.take()
+    }
+}
+
+impl<P: Protocol> Tls<P> {
+    /// Feeds rustls `bytes` of ciphertext (and, with `eof`, the end of the
+    /// stream), handing the protocol its plaintext after each record so
+    /// rustls's plaintext buffer never fills. `Closed` once the protocol saw
+    /// the end of its stream.
+    #[allow(clippy::too_many_arguments)]
+    fn take<S: AnswerSink>(
+        &mut self,
+        mut bytes: &[u8],
+        eof: bool,
+        plain: &mut [u8],
+        plan: &ConnPlan<'_>,
+        now: u64,
+        sink: &mut S,
+    ) -> Result<Fed, ErrorKind> {
+        let tls = self.tls.as_mut().ok_or(ErrorKind::TlsProtocol)?;
+        loop {
+            if !bytes.is_empty() || eof {
+                // Fails only on a record longer than TLS allows.
+                tls.read_tls(&mut bytes)
+                    .map_err(|_| ErrorKind::TlsProtocol)?;
+            }
+            tls.process_new_packets().map_err(|e| kind_of(&e))?;
+            if let Some(since) = self.handshake_since {
+                if tls.is_handshaking() {
+                    if eof {
+                        // Closed before the handshake was done.
+                        return Err(ErrorKind::TlsProtocol);
+                    }
+                    if bytes.is_empty() {
+                        return Ok(Fed::More);
+                    }
+                    continue;
+                }
+                self.handshake_since = None;
+                self.finished = Some(finished(tls, now.saturating_sub(since)));
+            }
+            loop {
+                let mut plain_read = 0;
+                match self.inner.on_readable(
+                    &mut Plaintext(tls),
+                    eof,
+                    plain,
+                    plan,
+                    now,
+                    sink,
+                    &mut plain_read,
+                ) {
+                    ReadOutcome::Open => break,
+                    // Only its read budget ran out: what rustls holds is the
+                    // protocol's still, and must go before more comes.
+                    ReadOutcome::More => continue,
+                    ReadOutcome::Eof => return Ok(Fed::Closed),
+                    ReadOutcome::Failed(kind) => return Err(kind),
+                }
+            }
+            if bytes.is_empty() {
+                return Ok(Fed::More);
+            }
+        }
     }
 }
 
@@ -298,6 +287,23 @@ pub fn fuzz_feed(server: &[u8], piece: usize) -> Result<(), ErrorKind> {
         }
     }
     panic!("reading {} bytes did not end", server.len());
+}
+
+/// What a handshake that took `ns` agreed.
+fn finished(tls: &ClientConnection, ns: u64) -> Handshake {
+    Handshake {
+        ns,
+        resumed: tls.handshake_kind() == Some(HandshakeKind::Resumed),
+        version: tls
+            .protocol_version()
+            .and_then(|v| v.as_str())
+            .unwrap_or("unknown"),
+        cipher: tls
+            .negotiated_cipher_suite()
+            .and_then(|c| c.suite().as_str())
+            .unwrap_or("unknown"),
+        alpn: tls.alpn_protocol().map(alpn_name),
+    }
 }
 
 /// An agreed ALPN protocol's name, from the ones netbench offers.

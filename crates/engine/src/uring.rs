@@ -17,10 +17,11 @@ use io_uring::types::{Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, IoUring};
 
 use crate::backend::{Connect, Event, Io};
-use crate::conn::{AnswerSink, ReadOutcome};
+use crate::conn::AnswerSink;
 use crate::error_kind::ErrorKind;
 use crate::net::sockaddr;
 use crate::proto::{ConnPlan, Protocol};
+use crate::transport::ReadOutcome;
 use crate::uring_buf::{
     kernel_release, BufRing, BUF_GROUP, INC_BUF_SIZE, INC_BYTES_PER_SLOT, INC_MAX_BUFS,
     INC_MIN_BYTES, INC_START_MAX_BYTES, IOU_PBUF_RING_INC, SMALL_BUF_SIZE, SMALL_MAX_BUFS,

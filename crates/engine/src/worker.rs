@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::backend::{Connect, Event, Io};
 use crate::clock::{ns, Clock};
-use crate::conn::{Conn, InFlight, ReadOutcome};
+use crate::conn::{Conn, InFlight};
 use crate::control::WorkerProgress;
 use crate::cpu::thread_cpu;
 use crate::epoll::EpollIo;
@@ -22,6 +22,7 @@ use crate::plan::LoadPlan;
 use crate::proto::{ConnPlan, Protocol};
 use crate::stats::{Recorder, WorkerStats};
 use crate::tls::Tls;
+use crate::transport::ReadOutcome;
 use crate::uring::UringIo;
 use crate::window::{Phase, Window, WindowFacts};
 use crate::ws::{fresh_seed, WsConn};

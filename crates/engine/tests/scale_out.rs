@@ -156,8 +156,9 @@ fn a_client_bound_part_flags_the_whole() {
     let a = run_plan(&count_plan(server.addr, 2, 1, 100));
     let mut b = run_plan(&count_plan(server.addr, 2, 1, 100));
     // Its evidence says so (a stored flag alone is not trusted: the merge
-    // judges each part again).
+    // judges each part again), over a window long enough to be judged.
     b.workers[0].loop_busy = 0.99;
+    b.workers[0].wall_s = b.workers[0].wall_s.max(1.0);
     let merged = merge_parts(
         vec![
             Part {

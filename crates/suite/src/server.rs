@@ -5,7 +5,7 @@
 //! ends, even if the caller itself dies.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -171,11 +171,19 @@ fn run_step(
             Ok(())
         });
     }
-    let mut child = cmd.spawn().map_err(spawn_err)?;
+    // Should netbench die during the step, the guard stops its tree; started
+    // first, so that no moment after the spawn is unguarded.
+    let mut guard = spawn_guard(None, Some(&tree), Cleanup::Nothing);
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            stop_guard(&mut guard);
+            return Err(spawn_err(e));
+        }
+    };
     let pgid = child.id() as libc::pid_t;
     tree.set_group(child.id());
-    // Should netbench die during the step, the guard stops its tree.
-    let mut guard = spawn_guard(Some(child.id()), Some(&tree), Cleanup::Nothing);
+    tell_group(&mut guard, child.id());
     let mut adopted = Adopted::default();
     let mut polls = 0u32;
     let status = loop {
@@ -205,10 +213,7 @@ fn run_step(
     // Whatever the step left running, in its group or out of it, goes with
     // it; then the guard has nothing left to do.
     tree.kill_all(child.id());
-    if let Some(g) = guard.as_mut() {
-        let _ = g.kill();
-        let _ = g.wait();
-    }
+    stop_guard(&mut guard);
     let failed = |status: Option<String>| {
         let tail = file_tail(&log);
         // Kept for the user, its end only: a chatty build once left 96 MB.
@@ -337,11 +342,12 @@ pub(crate) enum Cleanup<'a> {
 
 /// Starts a shell blocked reading a pipe only this process writes to: when
 /// this process ends, however it ends (SIGKILL included), the pipe closes
-/// and the shell kills the process group `pgid` (when given) and every
-/// process carrying `tree`'s mark (when given: daemons that left the group,
-/// which are init's once netbench is gone), so nothing netbench started
-/// outlives it, then does `cleanup`. Kill the guard (and reap it) once the
-/// tree is stopped and the clean-up done by hand.
+/// and the shell kills the process group `pgid` (when given, or told later
+/// with [`tell_group`]) and every process carrying `tree`'s mark (when
+/// given: daemons that left the group, which are init's once netbench is
+/// gone), so nothing netbench started outlives it, then does `cleanup`.
+/// Kill the guard (and reap it) once the tree is stopped and the clean-up
+/// done by hand.
 pub(crate) fn spawn_guard(
     pgid: Option<u32>,
     tree: Option<&Tree>,
@@ -353,7 +359,9 @@ pub(crate) fn spawn_guard(
         // The pause lets the killed processes go before their folder does.
         // Deleting the veth's host end takes the other end with it at once.
         .arg(concat!(
-            "read _; [ -z \"$1\" ] || kill -9 -\"$1\" 2>/dev/null; ",
+            // A first line, if one comes, is the group (tell_group); the
+            // end of the pipe is netbench's end.
+            "read pg; read _; pg=${pg:-$1}; [ -z \"$pg\" ] || kill -9 -\"$pg\" 2>/dev/null; ",
             crate::tree::guard_kill_marked!(),
             "case \"$3\" in ",
             "folder) sleep 1; rm -rf -- \"$4\";; ",
@@ -385,6 +393,22 @@ pub(crate) fn spawn_guard(
         });
     }
     guard.spawn().ok()
+}
+
+/// Tells a guard started before its group existed which group to kill.
+pub(crate) fn tell_group(guard: &mut Option<Child>, pgid: u32) {
+    if let Some(stdin) = guard.as_mut().and_then(|g| g.stdin.as_mut()) {
+        let _ = writeln!(stdin, "{pgid}");
+    }
+}
+
+/// Stops a guard whose tree is stopped (or never started), so that it never
+/// fires later at a group id that may have been reused.
+pub(crate) fn stop_guard(guard: &mut Option<Child>) {
+    if let Some(mut g) = guard.take() {
+        let _ = g.kill();
+        let _ = g.wait();
+    }
 }
 
 /// A started server. Dropping it stops the whole process group.
@@ -445,10 +469,20 @@ pub fn start(
     if let Some(ns) = &netns {
         crate::netns::enter(&mut cmd, ns);
     }
-    let child = cmd.spawn().map_err(spawn_err)?;
+    // The guard first: a netbench killed between the spawn and a guard's
+    // start would leave the server behind (seen once in the killed-group
+    // test). Until it is told the group, it finds the server by its mark.
+    let mut guard = spawn_guard(None, Some(&tree), Cleanup::Nothing);
+    let child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            stop_guard(&mut guard);
+            return Err(spawn_err(e));
+        }
+    };
     drop(netns);
     tree.set_group(child.id());
-    let guard = spawn_guard(Some(child.id()), Some(&tree), Cleanup::Nothing);
+    tell_group(&mut guard, child.id());
     Ok(RunningServer {
         name: m.name.clone(),
         addr,
@@ -550,12 +584,7 @@ impl RunningServer {
             self.tree.kill_all(leader);
             let _ = self.child.wait();
         }
-        if let Some(mut guard) = self.guard.take() {
-            // The tree is gone: the guard must not fire later at a group id
-            // that may have been reused.
-            let _ = guard.kill();
-            let _ = guard.wait();
-        }
+        stop_guard(&mut self.guard);
     }
 }
 

@@ -5,14 +5,15 @@
 //! connection. Generic over `Read`/`Write`; it never creates, configures or
 //! closes a socket, like the HTTP one in `conn.rs`.
 
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 
 use super::frame::{self, FrameHead, Opcode, Sender, MAX_CONTROL_PAYLOAD, MAX_HEAD};
 use super::handshake;
 use super::Rng;
-use crate::conn::{AnswerSink, InFlight, ReadOutcome, READS_PER_TURN};
+use crate::conn::{AnswerSink, InFlight};
 use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Protocol};
+use crate::transport::{read_turn, Fed, Outbox, ReadOutcome, Turn};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -50,11 +51,10 @@ pub(crate) struct WsConn {
     stage: Stage,
     /// The `Sec-WebSocket-Accept` the current handshake's key calls for.
     accept: [u8; 28],
-    /// Bytes not yet written (the upgrade, a message, a pong); `out_pos` of
-    /// them already are. Bounded: the worker queues the next message only
-    /// once this is written, and at most one pong is in it.
-    out: Vec<u8>,
-    out_pos: usize,
+    /// Bytes not yet written (the upgrade, a message, a pong). Bounded: the
+    /// worker queues the next message only once this is written, and at most
+    /// one pong is in it.
+    out: Outbox,
     /// The payload of the one pong still to be queued: the most recent
     /// ping's. RFC 6455 §5.5.3 lets an endpoint answer only the most recent
     /// ping, so a server that floods pings and never reads costs one pong,
@@ -91,8 +91,7 @@ impl WsConn {
             binary,
             stage: Stage::Down,
             accept: [0; 28],
-            out: Vec::new(),
-            out_pos: 0,
+            out: Outbox::default(),
             pong: [0; MAX_CONTROL_PAYLOAD],
             pong_len: None,
             answer: Vec::new(),
@@ -111,11 +110,7 @@ impl WsConn {
 
     /// Appends a frame to what is queued, dropping what was written already.
     fn queue(&mut self) -> &mut Vec<u8> {
-        if self.out_pos == self.out.len() {
-            self.out.clear();
-            self.out_pos = 0;
-        }
-        &mut self.out
+        self.out.queue()
     }
 
     fn on_eof(&self) -> ReadOutcome {
@@ -351,7 +346,7 @@ impl Protocol for WsConn {
     }
 
     fn has_output(&self) -> bool {
-        self.out_pos < self.out.len() || self.pong_len.is_some()
+        !self.out.is_empty() || self.pong_len.is_some()
     }
 
     fn enqueue(&mut self, req: InFlight, _plan: &ConnPlan<'_>) {
@@ -376,27 +371,16 @@ impl Protocol for WsConn {
     }
 
     fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind> {
-        let mut written = 0;
-        loop {
-            if self.out_pos == self.out.len() {
-                // Whole frames only: the pong goes out after what was queued.
-                let Some(len) = self.pong_len.take() else {
-                    break;
-                };
-                let mask = self.rng.mask();
-                let pong = self.pong;
-                frame::write_frame(self.queue(), true, Opcode::Pong, &pong[..len], Some(mask));
-            }
-            match io.write(&self.out[self.out_pos..]) {
-                Ok(0) => return Err(ErrorKind::Write),
-                Ok(n) => {
-                    self.out_pos += n;
-                    written += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return Err(ErrorKind::Write),
-            }
+        let mut written = self.out.flush(io)?;
+        // Whole frames only: the pong goes out after what was queued.
+        while self.out.is_empty() {
+            let Some(len) = self.pong_len.take() else {
+                break;
+            };
+            let mask = self.rng.mask();
+            let pong = self.pong;
+            frame::write_frame(self.queue(), true, Opcode::Pong, &pong[..len], Some(mask));
+            written += self.out.flush(io)?;
         }
         Ok(written)
     }
@@ -411,29 +395,15 @@ impl Protocol for WsConn {
         sink: &mut S,
         bytes_read: &mut u64,
     ) -> ReadOutcome {
-        let mut reads = 0;
-        loop {
-            if reads == READS_PER_TURN {
-                return ReadOutcome::More;
+        let turn = read_turn(io, peer_closed, scratch, bytes_read, |data| {
+            match self.feed(data, now, sink)? {
+                Flow::Go => Ok(Fed::More),
+                Flow::Closed => Ok(Fed::Closed),
             }
-            reads += 1;
-            match io.read(scratch) {
-                Ok(0) => return self.on_eof(),
-                Ok(n) => {
-                    *bytes_read += n as u64;
-                    match self.feed(&scratch[..n], now, sink) {
-                        Ok(Flow::Go) => {}
-                        Ok(Flow::Closed) => return ReadOutcome::Eof,
-                        Err(kind) => return ReadOutcome::Failed(kind),
-                    }
-                    if n < scratch.len() && !peer_closed {
-                        return ReadOutcome::Open;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadOutcome::Open,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return ReadOutcome::Failed(ErrorKind::Read),
-            }
+        });
+        match turn {
+            Turn::Done(outcome) => outcome,
+            Turn::Eof => self.on_eof(),
         }
     }
 
@@ -448,7 +418,6 @@ impl Protocol for WsConn {
         debug_assert!(self.inflight.is_none());
         self.stage = Stage::Down;
         self.out.clear();
-        self.out_pos = 0;
         self.pong_len = None;
         self.answer.clear();
         self.head_len = 0;
@@ -463,6 +432,7 @@ impl Protocol for WsConn {
 #[cfg(test)]
 mod tests {
     use std::collections::VecDeque;
+    use std::io;
 
     use super::*;
     use crate::plan::WsPlan;
@@ -530,7 +500,7 @@ mod tests {
 
     /// The server's 101 for the upgrade request `c` has queued.
     fn switching(c: &WsConn) -> Vec<u8> {
-        let text = String::from_utf8(c.out.clone()).unwrap();
+        let text = String::from_utf8(c.out.pending().to_vec()).unwrap();
         let key = text
             .lines()
             .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
@@ -585,7 +555,7 @@ mod tests {
 
     /// The frame the client queued, unmasked: its head and payload.
     fn sent_frame(c: &WsConn) -> (FrameHead, Vec<u8>) {
-        client_frame(&c.out[c.out_pos..])
+        client_frame(c.out.pending())
     }
 
     /// The first client frame in `bytes`, unmasked.
@@ -679,7 +649,7 @@ mod tests {
     fn a_ping_flood_never_read_keeps_one_pong_waiting() {
         let p = plan(64, false);
         let mut c = open_with_message(&p);
-        let bound = c.out.len() + MAX_HEAD + MAX_CONTROL_PAYLOAD;
+        let bound = c.out.pending().len() + MAX_HEAD + MAX_CONTROL_PAYLOAD;
         for _ in 0..100 {
             let pings: Vec<Vec<u8>> = (0..100u8)
                 .map(|i| server_frame(true, Opcode::Ping, &[i; 125]))
@@ -687,7 +657,8 @@ mod tests {
             let (outcome, _) = read(&mut c, &p, pings, false);
             assert_eq!(outcome, ReadOutcome::Open);
             assert_eq!(c.flush(&mut Full), Ok(0));
-            assert!(c.out.len() <= bound, "{} bytes queued", c.out.len());
+            let queued = c.out.pending().len();
+            assert!(queued <= bound, "{queued} bytes queued");
         }
         // Once the server reads: the message, then one pong, the last ping's.
         let wire = flushed(&mut c);
