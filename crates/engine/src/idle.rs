@@ -3,30 +3,32 @@
 //! (or with a heartbeat) while the caller samples the server. One thread and
 //! no pacing: idle connections cost the client next to nothing to watch, and
 //! the caller's sampler, not this loop, is what measures. Like the worker it
-//! drives either protocol through [`Protocol`], chosen once per run: HTTP
+//! drives either protocol through [`Protocol`], chosen once per run (HTTP
 //! keep-alive requests, or WebSocket connections that upgrade first and then
-//! send messages whose echoes are checked.
+//! send messages whose echoes are checked, either over TLS), on either
+//! backend through [`Io`] (epoll, or io_uring where the kernel allows it).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
 use serde::{Deserialize, Serialize};
 
+use crate::backend::{Connect, Event, Io};
 use crate::clock::{ns, Clock};
 use crate::conn::{AnswerSink, Conn, InFlight};
 use crate::cpu::thread_cpu;
+use crate::epoll::EpollIo;
 use crate::error::EngineError;
 use crate::error_kind::{ErrorCounts, ErrorKind};
 use crate::histogram::LatencyHistogram;
 use crate::idle_plan::IdlePlan;
 use crate::limits::raise_fd_limit;
-use crate::net;
+use crate::plan::IoBackend;
 use crate::proto::{ConnPlan, Protocol};
 use crate::result::LatencySummary;
 use crate::tls::Tls;
 use crate::transport::ReadOutcome;
+use crate::uring::{uring_refusal, UringIo};
 use crate::ws::{fresh_seed, WsConn};
 
 /// How often the loop looks at the clock, the cancel flag and the timeouts
@@ -73,6 +75,12 @@ pub struct IdleResult {
     /// From sending each connection's first request (for WebSocket: its
     /// first message, after the upgrade) to its answer.
     pub first_answer: LatencySummary,
+    /// The kernel interface the loop used.
+    #[serde(default)]
+    pub io: IoBackend,
+    /// Why io_uring was asked for and epoll ran instead.
+    #[serde(default)]
+    pub io_fallback: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,7 +102,8 @@ enum State {
 }
 
 struct Slot<P> {
-    sock: Option<TcpStream>,
+    /// The backend holds a socket for it (connecting or up).
+    live: bool,
     conn: P,
     state: State,
 }
@@ -111,14 +120,15 @@ impl AnswerSink for OneAnswer {
     }
 }
 
-struct Idle<'a, P> {
+struct Idle<'a, P, B> {
     plan: &'a IdlePlan,
     /// What the connections read of the plan, borrowed from it once.
     conn_plan: ConnPlan<'a>,
     /// Varies each connection's WebSocket keys, masks and payloads.
     seed: u64,
     clock: Clock,
-    poll: Poll,
+    io: B,
+    events: Vec<Event>,
     slots: Vec<Slot<P>>,
     scratch: Box<[u8]>,
     errors: ErrorCounts,
@@ -140,22 +150,52 @@ pub fn run_idle(
     cancel: &AtomicBool,
 ) -> Result<IdleResult, EngineError> {
     plan.validate().map_err(EngineError::IdlePlan)?;
-    match (plan.ws.is_some(), plan.tls.is_some()) {
-        (true, false) => hold_levels::<WsConn>(plan, epoch, cancel),
-        (false, false) => hold_levels::<Conn>(plan, epoch, cancel),
-        (true, true) => hold_levels::<Tls<WsConn>>(plan, epoch, cancel),
-        (false, true) => hold_levels::<Tls<Conn>>(plan, epoch, cancel),
-    }
+    let most = *plan.levels.last().unwrap_or(&1);
+    raise_fd_limit(most)?;
+    let (io, fallback) = match plan.io {
+        IoBackend::Epoll => (IoBackend::Epoll, None),
+        IoBackend::Uring => match uring_refusal() {
+            None => (IoBackend::Uring, None),
+            Some(why) => (IoBackend::Epoll, Some(why)),
+        },
+    };
+    let mut result = match io {
+        IoBackend::Epoll => {
+            let io = EpollIo::new(most, false).map_err(EngineError::EventLoop)?;
+            by_protocol(plan, epoch, cancel, io)
+        }
+        IoBackend::Uring => {
+            let io = UringIo::new(most).map_err(EngineError::EventLoop)?;
+            by_protocol(plan, epoch, cancel, io)
+        }
+    }?;
+    result.io = io;
+    result.io_fallback = fallback;
+    Ok(result)
 }
 
-fn hold_levels<P: Protocol>(
+fn by_protocol<B: Io>(
     plan: &IdlePlan,
     epoch: Instant,
     cancel: &AtomicBool,
+    io: B,
+) -> Result<IdleResult, EngineError> {
+    match (plan.ws.is_some(), plan.tls.is_some()) {
+        (true, false) => hold_levels::<WsConn, B>(plan, epoch, cancel, io),
+        (false, false) => hold_levels::<Conn, B>(plan, epoch, cancel, io),
+        (true, true) => hold_levels::<Tls<WsConn>, B>(plan, epoch, cancel, io),
+        (false, true) => hold_levels::<Tls<Conn>, B>(plan, epoch, cancel, io),
+    }
+}
+
+fn hold_levels<P: Protocol, B: Io>(
+    plan: &IdlePlan,
+    epoch: Instant,
+    cancel: &AtomicBool,
+    io: B,
 ) -> Result<IdleResult, EngineError> {
     let most = *plan.levels.last().unwrap_or(&1);
-    raise_fd_limit(most)?;
-    let mut idle = Idle::<P> {
+    let mut idle = Idle::<P, B> {
         plan,
         conn_plan: ConnPlan {
             pipeline: 1,
@@ -165,7 +205,8 @@ fn hold_levels<P: Protocol>(
         },
         seed: fresh_seed(),
         clock: Clock::new(epoch),
-        poll: Poll::new().map_err(EngineError::EventLoop)?,
+        io,
+        events: Vec::with_capacity(1024),
         slots: Vec::with_capacity(most),
         scratch: vec![0u8; 64 * 1024].into_boxed_slice(),
         errors: ErrorCounts::default(),
@@ -179,7 +220,6 @@ fn hold_levels<P: Protocol>(
     };
     let mut levels = Vec::with_capacity(plan.levels.len());
     let mut interrupted = false;
-    let mut events = Events::with_capacity(1024);
     for &target in &plan.levels {
         let cpu_before = thread_cpu();
         idle.failed = 0;
@@ -203,7 +243,7 @@ fn hold_levels<P: Protocol>(
                 interrupted = true;
                 break;
             }
-            idle.turn(&mut events)?;
+            idle.turn()?;
         }
         let opened = idle.clock.now();
         let open = idle
@@ -219,7 +259,7 @@ fn hold_levels<P: Protocol>(
                 interrupted = true;
                 break;
             }
-            idle.turn(&mut events)?;
+            idle.turn()?;
         }
         let ended = idle.clock.now();
         levels.push(IdleLevel {
@@ -244,76 +284,77 @@ fn hold_levels<P: Protocol>(
         errors: idle.errors,
         connect: idle.connect.summary(),
         first_answer: idle.first_answer.summary(),
+        io: IoBackend::Epoll,
+        io_fallback: None,
     })
 }
 
-impl<P: Protocol> Idle<'_, P> {
+impl<P: Protocol, B: Io> Idle<'_, P, B> {
     fn open(&mut self, i: usize, now: u64) {
-        let registered = net::connect(self.plan.addr, None).and_then(|mut sock| {
-            self.poll.registry().register(
-                &mut sock,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            )?;
-            Ok(sock)
-        });
-        let (sock, state) = match registered {
-            Ok(sock) => (Some(sock), State::Connecting { since: now }),
+        let (live, state) = match self.io.connect(i, self.plan.addr, None) {
+            Ok(()) => (true, State::Connecting { since: now }),
             Err(_) => {
                 self.errors.add(ErrorKind::Connect);
                 self.failed += 1;
-                (None, State::Closed)
+                (false, State::Closed)
             }
         };
         let seed = self.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         self.slots.push(Slot {
-            sock,
+            live,
             conn: P::for_plan(&self.conn_plan, seed),
             state,
         });
     }
 
     /// One wait for events, then what is due: timeouts and heartbeats.
-    fn turn(&mut self, events: &mut Events) -> Result<(), EngineError> {
-        match self.poll.poll(events, Some(TICK)) {
+    fn turn(&mut self) -> Result<(), EngineError> {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        match self.io.wait(TICK, &mut events) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(EngineError::EventLoop(e)),
         }
-        for event in events.iter() {
-            let i = event.token().0;
-            match self.slots[i].state {
-                State::Connecting { since } => {
-                    if event.is_writable() || event.is_error() || event.is_read_closed() {
+        for &event in &events {
+            match event {
+                Event::Timer => {}
+                Event::Connecting(i) => {
+                    if let State::Connecting { since } = self.slots[i].state {
                         self.on_connect(i, since);
                     }
                 }
-                State::SettingUp | State::Waiting { .. } | State::Idle { .. } => {
-                    // What a first write left (a full socket buffer).
-                    if event.is_writable() && self.slots[i].conn.has_output() {
+                // What a first write left (a full socket buffer), or on
+                // io_uring a send that finished.
+                Event::Writable(i) => {
+                    if self.slots[i].state != State::Closed && self.slots[i].conn.has_output() {
                         self.flush(i);
                     }
-                    let live = self.slots[i].state != State::Closed;
-                    if live && (event.is_readable() || event.is_read_closed() || event.is_error()) {
-                        self.on_read(i, event.is_read_closed() || event.is_error());
+                }
+                Event::Readable { slot, closed } => {
+                    if !matches!(
+                        self.slots[slot].state,
+                        State::Closed | State::Connecting { .. }
+                    ) {
+                        self.on_read(slot, closed);
                     }
                 }
-                State::Closed => {}
             }
         }
+        self.events = events;
         self.due();
         Ok(())
     }
 
     fn on_connect(&mut self, i: usize, since: u64) {
         let now = self.clock.now();
-        let Some(sock) = self.slots[i].sock.as_ref() else {
+        if !self.slots[i].live {
             return;
-        };
-        match net::connect_outcome(sock) {
-            crate::backend::Connect::Up => {}
-            crate::backend::Connect::Pending => return,
-            crate::backend::Connect::Failed => return self.first_failed(i, ErrorKind::Connect),
+        }
+        match self.io.connect_outcome(i) {
+            Connect::Up => {}
+            Connect::Pending => return,
+            Connect::Failed => return self.first_failed(i, ErrorKind::Connect),
         }
         self.connect.record(now - since);
         // A protocol with a set-up (the WebSocket upgrade) sends it first;
@@ -345,10 +386,7 @@ impl<P: Protocol> Idle<'_, P> {
     /// written on when the socket says it is writable again.
     fn flush(&mut self, i: usize) {
         let slot = &mut self.slots[i];
-        let Some(sock) = slot.sock.as_mut() else {
-            return;
-        };
-        if slot.conn.flush(sock).is_err() {
+        if slot.live && self.io.flush(i, &mut slot.conn).is_err() {
             self.ended(i, Err(ErrorKind::Write));
         }
     }
@@ -357,13 +395,14 @@ impl<P: Protocol> Idle<'_, P> {
         for _ in 0..MAX_READ_TURNS {
             let now = self.clock.now();
             let slot = &mut self.slots[i];
-            let Some(sock) = slot.sock.as_mut() else {
+            if !slot.live {
                 return;
-            };
+            }
             let mut sink = OneAnswer::default();
             let mut read = 0;
-            let outcome = slot.conn.on_readable(
-                sock,
+            let outcome = self.io.read(
+                i,
+                &mut slot.conn,
                 peer_closed,
                 &mut self.scratch,
                 &self.conn_plan,
@@ -454,7 +493,10 @@ impl<P: Protocol> Idle<'_, P> {
         let slot = &mut self.slots[i];
         let mut drop_all = OneAnswer::default();
         slot.conn.fail_all(ErrorKind::ClosedEarly, 0, &mut drop_all);
-        slot.sock = None;
+        if slot.live {
+            slot.live = false;
+            self.io.close(i);
+        }
         slot.state = State::Closed;
     }
 

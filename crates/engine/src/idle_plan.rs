@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::plan::{RequestTemplate, WsPlan};
+use crate::plan::{IoBackend, RequestTemplate, WsPlan};
 use crate::tls_config::TlsPlan;
 use crate::ws::MAX_MESSAGE;
 
@@ -33,6 +33,9 @@ pub struct IdlePlan {
     /// TLS under either protocol (`https://`, `wss://`); `None` for
     /// cleartext.
     pub tls: Option<TlsPlan>,
+    /// The kernel interface the loop uses; io_uring falls back to epoll
+    /// where it is refused (the result says which ran, and why).
+    pub io: IoBackend,
 }
 
 /// Why an idle plan cannot run.

@@ -29,6 +29,7 @@ fn ws_plan(addr: SocketAddr, levels: &[usize], heartbeat: Option<Duration>) -> I
             binary: false,
         }),
         tls: None,
+        io: common::test_io(),
     }
 }
 
@@ -116,9 +117,12 @@ fn http_levels_are_held_with_heartbeats() {
         request: Some(ok_request(true)),
         ws: None,
         tls: None,
+        io: common::test_io(),
     };
     let r = hold(&plan);
     all_held(&r, &[10, 30]);
+    // On the backend asked for (make test runs these on both).
+    assert_eq!((r.io, r.io_fallback.as_deref()), (common::test_io(), None));
     for l in &r.levels {
         assert!(l.heartbeats >= l.connections as u64, "{l:?}");
     }
@@ -145,6 +149,7 @@ fn tls_levels_are_held_over_https_and_wss() {
         request: Some(ok_request(true)),
         ws: None,
         tls: Some(insecure.clone()),
+        io: common::test_io(),
     };
     let r = hold(&plan);
     all_held(&r, &[5, 15]);

@@ -42,6 +42,7 @@ pub(crate) fn measure_idle(
         request,
         ws,
         tls: None,
+        io: m.io,
     };
     let cpu_before = tree_cpu(m.pgid);
     let result = run_idle(&plan, m.epoch, m.cancel).map_err(|e| e.to_string())?;
@@ -177,6 +178,8 @@ mod tests {
             errors: Default::default(),
             connect: Default::default(),
             first_answer: Default::default(),
+            io: Default::default(),
+            io_fallback: None,
         };
         let Facts::Idle(f) = idle_facts(&result, &samples, Duration::from_secs(1), None) else {
             panic!("not idle facts")
@@ -202,6 +205,8 @@ mod tests {
             errors: Default::default(),
             connect: Default::default(),
             first_answer: Default::default(),
+            io: Default::default(),
+            io_fallback: None,
         };
         let Facts::Idle(f) = idle_facts(&result, &samples, Duration::from_secs(1), None) else {
             panic!("not idle facts")
