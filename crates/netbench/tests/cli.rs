@@ -1,23 +1,14 @@
 //! The netbench binary as a user runs it: help, output formats, exit codes,
 //! body pools and Ctrl-C, against test servers on 127.0.0.1:0.
 
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::{assert_load_schema, netbench, text};
 use netbench_testkit::{serve, Behavior};
 use serde_json::Value;
-
-fn netbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netbench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("netbench runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn load_help_explains_every_option() {
@@ -107,18 +98,7 @@ fn json_output_matches_the_schema() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let json: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    let schema_path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/load-result.v1.schema.json"
-    );
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let problems: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(problems.is_empty(), "{problems:?}");
+    assert_load_schema(&json);
     assert_eq!(json["requests"], 200);
     assert_eq!(json["settings"]["workers"], 2);
     assert_eq!(json["target"]["url"], server.url("/blank"));

@@ -1,23 +1,15 @@
 //! Regressions of issue 27 ("Hardening II") in `load` and `merge`: each
 //! test gives the hostile input the issue reported and checks the answer.
 
+mod common;
+
+use common::{netbench, text};
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use netbench_testkit::{serve, Behavior};
-
-fn netbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netbench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("netbench runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// Exit 2, a message on stderr, and no panic.
 fn refused(out: &Output, says: &str) {

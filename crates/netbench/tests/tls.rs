@@ -2,33 +2,11 @@
 //! the JSON's `tls` object, a failure's line that says what to do, and TLS
 //! parts that `netbench merge` adds up, against test servers on 127.0.0.1:0.
 
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use common::{assert_load_schema, netbench, text};
 use netbench_testkit::{serve, serve_tls, Behavior, TlsFlaw};
 use serde_json::Value;
-
-fn netbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netbench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("netbench runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn validate(json: &Value) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/load-result.v1.schema.json"
-    );
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let problems: Vec<String> = validator.iter_errors(json).map(|e| e.to_string()).collect();
-    assert!(problems.is_empty(), "{problems:?}");
-}
 
 #[test]
 fn https_reports_the_handshakes_apart_in_text_and_json() {
@@ -62,7 +40,7 @@ fn https_reports_the_handshakes_apart_in_text_and_json() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let json: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    validate(&json);
+    assert_load_schema(&json);
     assert_eq!(json["requests"], 100);
     let tls = &json["tls"];
     assert_eq!(tls["version"], "TLSv1_3");

@@ -1,22 +1,11 @@
 //! `netbench load --ws` and `netbench verify --ws` as a user runs them,
 //! against the contract server's WebSocket echo on 127.0.0.1:0.
 
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use common::{assert_load_schema, netbench, text};
 use netbench_testkit::{serve, serve_contract, Behavior, Flaw};
 use serde_json::Value;
-
-fn netbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netbench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("netbench runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn load_ws_counts_messages() {
@@ -68,18 +57,7 @@ fn load_ws_json_matches_the_schema() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let json: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    let schema_path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/load-result.v1.schema.json"
-    );
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let problems: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(problems.is_empty(), "{problems:?}");
+    assert_load_schema(&json);
     assert_eq!(json["unit"], "messages");
     assert_eq!(json["requests"], 100);
     assert_eq!(json["settings"]["ws"]["message_size"], 64);
