@@ -52,7 +52,8 @@ trap 'rm -f "$stamp"' EXIT
 summary=()
 failed=0
 for t in "${targets[@]}"; do
-  mkdir -p "target/corpus/$t" "artifacts/$t"
+  # corpus/$t is the committed seed corpus; a target without one starts empty.
+  mkdir -p "target/corpus/$t" "artifacts/$t" "corpus/$t"
   dict=()
   [ -f "dict/$t.dict" ] && dict=("-dict=dict/$t.dict")
   log="target/logs/$t.log"
