@@ -20,8 +20,15 @@ openssl command into nginx's private prefix and thrown away with it. nginx
 offers TLS 1.2 and 1.3 with a session cache and tickets, so a client that
 resumes can.
 
-    python3 bench/tls_clients.py                  # both tables, ~6 minutes
-    python3 bench/tls_clients.py --check          # a 30-second self-test
+  memory       netbench holding --memory-connections more connections than
+               a baseline run at a low rate (-R 200), cleartext and TLS, on
+               each backend: its resident memory (sampled during the run)
+               per connection, and TLS's cost over cleartext. Medians of
+               --reps runs.
+
+    python3 bench/tls_clients.py                  # all three tables, ~7 minutes
+    python3 bench/tls_clients.py --check          # a 40-second self-test
+    python3 bench/tls_clients.py --only memory    # one table
     python3 bench/tls_clients.py --json-out F     # every run's numbers too
 """
 
@@ -178,7 +185,7 @@ def ratio(row: dict, base: dict | None) -> str:
 
 def markdown(keep: list[dict], storm: list[dict], args) -> str:
     by = {r["client"]: r for r in keep}
-    out = [f"Keep-alive, {args.connections} connections, {args.duration} s, medians of {args.reps}:", "",
+    out = [] if not keep else [f"Keep-alive, {args.connections} connections, {args.duration} s, medians of {args.reps}:", "",
            "| client | requests/s | CPU µs per request | ÷ wrk | ÷ h2load | errors |",
            "|---|---:|---:|---:|---:|---:|"]
     for r in keep:
@@ -187,6 +194,8 @@ def markdown(keep: list[dict], storm: list[dict], args) -> str:
             continue
         out.append(f"| {LABEL[r['client']]} | {r['rps']:,.0f} | {r['cpu_us_per_request']:.2f} | "
                    f"{ratio(r, by.get('wrk'))} | {ratio(r, by.get('h2load'))} | {r['errors']} |")
+    if not storm:
+        return "\n".join(out) + "\n"
     by = {r["client"]: r for r in storm}
     out += ["", f"Handshakes: {args.storm} clients, one new TLS connection and one request each, "
             f"medians of {args.reps}:", "",
@@ -204,6 +213,91 @@ def markdown(keep: list[dict], storm: list[dict], args) -> str:
     return "\n".join(out) + "\n"
 
 
+MEMORY_IO = ("epoll", "uring")
+MEMORY_BASE = 100          # connections every memory run holds anyway
+MEMORY_SECONDS = 5
+MEMORY_SAMPLE_AT = 3.5     # seconds: every connection made, none finished
+
+
+def memory_command(netbench: str, io: str, url: str, cert: Path | None, n: int) -> list[str]:
+    tls = ["--cacert", str(cert)] if cert else []
+    return ["taskset", "-c", lw.CLIENT_CPU, netbench, "load", "--io", io, "-t", "1", "-c", str(n),
+            "-R", "200", "-d", f"{MEMORY_SECONDS}s", *tls, "--json", url]
+
+
+def resident_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise lw.BenchError(f"no VmRSS for process {pid}")
+
+
+def resident_while_holding(cmd: list[str]) -> int | None:
+    """The client's resident memory MEMORY_SAMPLE_AT seconds into a run (its
+    connections made, a few requests a second on them), or None if it failed.
+    Sampled, not the peak: the process's peak is set before it connects (its
+    start-up buffers), so it hides what the connections cost."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(MEMORY_SAMPLE_AT)
+    # taskset execs netbench, so the pid is netbench's.
+    rss = resident_bytes(proc.pid) if proc.poll() is None else None
+    out, err = proc.communicate(timeout=60)
+    if proc.returncode != 0 or rss is None:
+        log(f"    FAILED ({proc.returncode}): {err.strip()[-400:]}")
+        return None
+    errors = cl._json_object(out).get("errors") or {}
+    if sum(v for v in errors.values() if isinstance(v, int)):
+        log(f"    errors: {errors}")
+    return rss
+
+
+def memory_table(netbench: str, tls: "TlsNginx", plain: lw.Nginx, n: int, reps: int,
+                 pause: float) -> list[dict]:
+    """Per connection: (resident with n + MEMORY_BASE connections − resident
+    with MEMORY_BASE) / n, so what every run has anyway cancels out."""
+    growth: dict[tuple[str, str], list[float]] = {}
+    for rep in range(1, reps + 1):
+        for io in cl.rotated(list(MEMORY_IO), rep, reps):
+            for scheme, server in (("cleartext", plain), ("tls", tls)):
+                cert = tls.cert if scheme == "tls" else None
+                held = {}
+                for level in (MEMORY_BASE, MEMORY_BASE + n):
+                    cmd = memory_command(netbench, io, server.url, cert, level)
+                    log(f"memory {io} {scheme}, rep {rep}: {shlex.join(cmd)}")
+                    held[level] = resident_while_holding(cmd)
+                    server.check_alive()
+                    cl.settle(server.port, level, pause)
+                if None not in held.values():
+                    g = (held[MEMORY_BASE + n] - held[MEMORY_BASE]) / n
+                    log(f"    {g:,.0f} B per connection")
+                    growth.setdefault((io, scheme), []).append(g)
+    rows = []
+    for io in MEMORY_IO:
+        clear, tls_g = growth.get((io, "cleartext")), growth.get((io, "tls"))
+        rows.append({
+            "io": io,
+            "cleartext": statistics.median(clear) if clear else None,
+            "tls": statistics.median(tls_g) if tls_g else None,
+            "runs": min(len(clear or []), len(tls_g or [])),
+        })
+    return rows
+
+
+def memory_markdown(rows: list[dict], n: int, reps: int) -> str:
+    out = [f"Memory per connection: the client's resident memory {MEMORY_SAMPLE_AT} s into a run "
+           f"holding {MEMORY_BASE + n} connections (200 requests/s in all), less one holding "
+           f"{MEMORY_BASE}, over {n}; medians of {reps}:", "",
+           "| backend | cleartext | TLS | TLS's cost | ≤ 8 KiB |", "|---|---:|---:|---:|---|"]
+    for r in rows:
+        if not r["runs"]:
+            out.append(f"| {r['io']} | failed | | | |")
+            continue
+        cost = r["tls"] - r["cleartext"]
+        out.append(f"| {r['io']} | {r['cleartext']:,.0f} B | {r['tls']:,.0f} B | {cost:,.0f} B | "
+                   f"{'yes' if cost <= 8192 else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tls_clients.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -215,10 +309,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pause", type=float, default=2.0, metavar="SECONDS")
     p.add_argument("--check", action="store_true",
                    help="a short self-test: 2 s runs, 300 clients, one repetition")
+    p.add_argument("--memory-connections", type=int, default=3000, metavar="N")
+    p.add_argument("--only", choices=("keep-alive", "handshakes", "memory"),
+                   help="run one table only")
     p.add_argument("--json-out", type=Path, metavar="FILE")
     args = p.parse_args(argv)
     if args.check:
-        args.duration, args.storm, args.reps = 2, 300, 1
+        args.duration, args.storm, args.reps, args.memory_connections = 2, 300, 1, 300
     for tool in ("wrk", "h2load", "nginx", "openssl", "taskset"):
         if not lw.shutil.which(tool):
             log(f"{tool} is not installed (bench/clients.py installs wrk, h2load and nginx)")
@@ -228,10 +325,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     nginx_bin = lw.shutil.which("nginx")
     runs: list[cl.ClientRun] = []
+    memory: list[dict] = []
     started = time.monotonic()
     try:
         with TlsNginx(nginx_bin) as server:
             for storm, keys, n in ((False, KEEPALIVE, args.connections), (True, STORM, args.storm)):
+                if args.only and args.only != ("handshakes" if storm else "keep-alive"):
+                    continue
                 for rep in range(1, args.reps + 1):
                     for key in cl.rotated(keys, rep, args.reps):
                         cmd = command(key, str(args.netbench), server.url, server.cert, n,
@@ -248,19 +348,29 @@ def main(argv: list[str] | None = None) -> int:
                             log(f"    FAILED: {run.failure}: {run.stderr_tail.strip()[-400:]}")
                         runs.append(run)
                         cl.settle(server.port, n, args.pause)
+            if args.only in (None, "memory"):
+                with lw.Nginx(nginx_bin) as plain:
+                    memory = memory_table(str(args.netbench), server, plain,
+                                          args.memory_connections, args.reps, args.pause)
     except lw.BenchError as e:
         log(str(e))
         return 2
-    keep = table([r for r in runs if r.size != -1], KEEPALIVE, storm=False)
-    storm = table([r for r in runs if r.size == -1], STORM, storm=True)
-    print(markdown(keep, storm, args))
+    keep = (table([r for r in runs if r.size != -1], KEEPALIVE, storm=False)
+            if args.only in (None, "keep-alive") else [])
+    storm = (table([r for r in runs if r.size == -1], STORM, storm=True)
+             if args.only in (None, "handshakes") else [])
+    if keep or storm:
+        print(markdown(keep, storm, args))
+    if memory:
+        print(memory_markdown(memory, args.memory_connections, args.reps))
     print(f"Host: {socket.gethostname()}, {time.strftime('%Y-%m-%d')}, "
           f"{time.monotonic() - started:.0f} s; nginx 1 worker on CPU {lw.SERVER_CPU}, "
           f"clients on CPU {lw.CLIENT_CPU}.")
     if args.json_out:
         args.json_out.write_text(json.dumps(
-            {"keepalive": keep, "storm": storm, "runs": [asdict(r) for r in runs]}, indent=1))
-    failed = [r for r in keep + storm if not r["runs"]]
+            {"keepalive": keep, "storm": storm, "memory": memory,
+             "runs": [asdict(r) for r in runs]}, indent=1))
+    failed = [r for r in keep + storm + memory if not r["runs"]]
     return 1 if failed else 0
 
 

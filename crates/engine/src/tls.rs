@@ -6,24 +6,44 @@
 //! writer and rustls, plaintext between rustls and the protocol. Like the
 //! protocols it never creates, configures or closes a socket.
 //!
-//! Reading is the shared loop (`transport.rs`) into the first half of the
-//! worker's scratch buffer, one read for many records, feeding rustls from
-//! there: rustls's own reads are at most 4 KiB, so letting it read the
-//! socket would cost a system call per 4 KiB of a large answer. The
-//! protocol reads its plaintext into the second half.
+//! It drives rustls's unbuffered API, not its buffered `ClientConnection`:
+//! that one keeps a 4 KiB receive buffer per connection for as long as the
+//! connection lives, which alone put an idle TLS connection above 8 KiB.
+//! Here ciphertext is read into the first half of the worker's scratch
+//! buffer (the shared read loop, one read for many records) and rustls
+//! works on it there; a connection keeps only the piece of a record a read
+//! cut off (`partial`) and its sealed output until the socket takes it
+//! (`out`), and gives both back when they empty. The protocol reads its
+//! plaintext into the second half.
 
 use std::io::{self, Read, Write};
 
-use rustls::{CertificateError, ClientConnection, HandshakeKind};
+use rustls::client::UnbufferedClientConnection;
+use rustls::unbuffered::{ConnectionState, EncodeError, EncryptError};
+use rustls::{CertificateError, HandshakeKind};
 
 use crate::conn::{AnswerSink, InFlight};
 use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Handshake, Protocol};
-use crate::transport::{read_turn, Fed, ReadOutcome, Turn};
+use crate::transport::{read_turn_keeping, Fed, Outbox, ReadOutcome, Turn};
+
+/// Plaintext sealed a record at a time: TLS's largest.
+const RECORD: usize = 16 * 1024;
+/// Sealed bytes waiting for the socket past which the protocol's output
+/// waits too (backpressure, as on cleartext): a large body is sealed as
+/// the socket takes it, not all at once.
+const OUT_HIGH: usize = 4 * RECORD;
+/// Buffers a connection keeps when they empty; larger ones (a large body's)
+/// are given back, so an idle connection holds only its TLS state.
+const KEEP: usize = 1024;
 
 pub(crate) struct Tls<P> {
     inner: P,
-    tls: Option<ClientConnection>,
+    tls: Option<UnbufferedClientConnection>,
+    /// The start of a record that the last read cut off.
+    partial: Vec<u8>,
+    /// Sealed records (handshake or data) the socket has not taken yet.
+    out: Outbox,
     /// When the handshake began (the connect finished); `None` once it is
     /// done.
     handshake_since: Option<u64>,
@@ -36,6 +56,8 @@ impl<P: Protocol> Protocol for Tls<P> {
         Tls {
             inner: P::for_plan(plan, seed),
             tls: None,
+            partial: Vec::new(),
+            out: Outbox::default(),
             handshake_since: None,
             finished: None,
         }
@@ -45,16 +67,20 @@ impl<P: Protocol> Protocol for Tls<P> {
         let tls = plan.tls.expect("a TLS connection needs a TLS plan");
         // Making the state fails only on a configuration rustls refuses,
         // which TlsPlan::new already checked; a failure shows at the first
-        // flush as a TLS error of the connection, never as a panic.
+        // flush as a TLS error of the connection, never as a panic. So does
+        // a ClientHello rustls cannot make.
         self.tls = tls.connect().ok();
+        self.partial.clear();
+        self.out.clear();
         if let Some(conn) = self.tls.as_mut() {
-            // The protocol's own output (a WebSocket upgrade) may be written
-            // before the handshake ends; rustls holds it until then. No
-            // limit: backpressure is `has_output`, as on cleartext.
-            conn.set_buffer_limit(None);
+            if advance(conn, &mut self.out).is_err() {
+                self.tls = None;
+            }
         }
         self.handshake_since = Some(now);
         self.finished = None;
+        // The protocol's own output (a WebSocket upgrade) waits in the
+        // protocol until the handshake is done.
         self.inner.on_connected(plan, now);
     }
 
@@ -75,7 +101,7 @@ impl<P: Protocol> Protocol for Tls<P> {
     }
 
     fn has_output(&self) -> bool {
-        self.inner.has_output() || self.tls.as_ref().is_some_and(|t| t.wants_write())
+        !self.out.is_empty() || (self.writable() && self.inner.has_output())
     }
 
     fn enqueue(&mut self, req: InFlight, plan: &ConnPlan<'_>) {
@@ -83,24 +109,29 @@ impl<P: Protocol> Protocol for Tls<P> {
     }
 
     fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind> {
-        let Some(tls) = self.tls.as_mut() else {
+        let writable = self.writable();
+        let Tls {
+            inner, tls, out, ..
+        } = self;
+        let Some(conn) = tls.as_mut() else {
             return Err(ErrorKind::TlsProtocol);
         };
-        if self.inner.has_output() {
-            // Into rustls, which encrypts it (or keeps it until the
-            // handshake is done); the socket sees only what follows.
-            self.inner.flush(&mut tls.writer())?;
-        }
         let mut written = 0;
-        while tls.wants_write() {
-            match tls.write_tls(io) {
-                Ok(0) => return Err(ErrorKind::Write),
-                Ok(n) => written += n as u64,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return Err(ErrorKind::Write),
+        loop {
+            let sealed_before = out.pending().len();
+            if writable && inner.has_output() && sealed_before < OUT_HIGH {
+                // Into rustls, which seals it into `out`; the socket sees
+                // only what follows.
+                inner.flush(&mut Sealer { conn, out })?;
+            }
+            let sealed = out.pending().len() > sealed_before;
+            written += out.flush(io)?;
+            // Done when the socket is full, or nothing more was sealed.
+            if !out.is_empty() || !sealed || !inner.has_output() {
+                break;
             }
         }
+        out.give_back_over(KEEP);
         Ok(written)
     }
 
@@ -115,14 +146,32 @@ impl<P: Protocol> Protocol for Tls<P> {
         bytes_read: &mut u64,
     ) -> ReadOutcome {
         let (cipher, plain) = scratch.split_at_mut(scratch.len() / 2);
-        let turn = read_turn(io, peer_closed, cipher, bytes_read, |bytes| {
-            self.take(bytes, false, plain, plan, now, sink)
+        // A record is at most ~16.6 KiB and the half at least 4 KiB larger
+        // (the worker's is 32 KiB), so a cut-off record always fits.
+        let mut kept = self.partial.len().min(cipher.len());
+        cipher[..kept].copy_from_slice(&self.partial[..kept]);
+        let turn = read_turn_keeping(io, peer_closed, cipher, &mut kept, bytes_read, |bytes| {
+            self.take(bytes, plain, plan, now, sink)
         });
+        self.partial.clear();
+        if kept == 0 {
+            if self.partial.capacity() > KEEP {
+                self.partial = Vec::new();
+            }
+        } else {
+            self.partial.extend_from_slice(&cipher[..kept]);
+        }
         match turn {
             Turn::Done(outcome) => outcome,
-            // The end reaches rustls too: mid-handshake it is a failure,
-            // after it the protocol reads its plaintext to the end.
-            Turn::Eof => match self.take(&[], true, plain, plan, now, sink) {
+            // The end: mid-handshake it is a failure, after it the protocol
+            // reads its plaintext to the end (a TCP end without TLS's
+            // close_notify is the end of the stream, as most HTTP servers
+            // close that way; the answers' framing catches a cut body, as
+            // on cleartext).
+            Turn::Eof if self.handshake_since.is_some() => {
+                ReadOutcome::Failed(ErrorKind::TlsProtocol)
+            }
+            Turn::Eof => match end_of_stream(&mut self.inner, plain, plan, now, sink) {
                 Ok(_) => ReadOutcome::Eof,
                 Err(kind) => ReadOutcome::Failed(kind),
             },
@@ -145,63 +194,84 @@ impl<P: Protocol> Protocol for Tls<P> {
 }
 
 impl<P: Protocol> Tls<P> {
-    /// Feeds rustls `bytes` of ciphertext (and, with `eof`, the end of the
-    /// stream), handing the protocol its plaintext after each record so
-    /// rustls's plaintext buffer never fills. `Closed` once the protocol saw
-    /// the end of its stream.
-    #[allow(clippy::too_many_arguments)]
+    /// Past the handshake: the protocol's bytes may be sealed.
+    fn writable(&self) -> bool {
+        self.handshake_since.is_none() && self.tls.is_some()
+    }
+
+    /// Has rustls work through `bytes` of ciphertext, handing the protocol
+    /// its plaintext a record at a time. Returns how much of `bytes` rustls
+    /// used (the rest is the start of a record still to come), and `Closed`
+    /// once the protocol saw the end of its stream.
     fn take<S: AnswerSink>(
         &mut self,
-        mut bytes: &[u8],
-        eof: bool,
+        bytes: &mut [u8],
         plain: &mut [u8],
         plan: &ConnPlan<'_>,
         now: u64,
         sink: &mut S,
-    ) -> Result<Fed, ErrorKind> {
-        let tls = self.tls.as_mut().ok_or(ErrorKind::TlsProtocol)?;
+    ) -> Result<(Fed, usize), ErrorKind> {
+        let Tls {
+            inner,
+            tls,
+            out,
+            handshake_since,
+            finished,
+            ..
+        } = self;
+        let conn = tls.as_mut().ok_or(ErrorKind::TlsProtocol)?;
+        let mut used = 0;
         loop {
-            if !bytes.is_empty() || eof {
-                // Fails only on a record longer than TLS allows.
-                tls.read_tls(&mut bytes)
-                    .map_err(|_| ErrorKind::TlsProtocol)?;
-            }
-            tls.process_new_packets().map_err(|e| kind_of(&e))?;
-            if let Some(since) = self.handshake_since {
-                if tls.is_handshaking() {
-                    if eof {
-                        // Closed before the handshake was done.
-                        return Err(ErrorKind::TlsProtocol);
-                    }
-                    if bytes.is_empty() {
-                        return Ok(Fed::More);
-                    }
-                    continue;
+            let status = conn.process_tls_records(&mut bytes[used..]);
+            let mut discard = status.discard;
+            let step = match status.state.map_err(|e| kind_of(&e))? {
+                ConnectionState::EncodeTlsData(mut data) => {
+                    seal(out.queue(), 512, |b| data.encode(b).map_err(needed_encode))?;
+                    Step::Again
                 }
-                self.handshake_since = None;
-                self.finished = Some(finished(tls, now.saturating_sub(since)));
-            }
-            loop {
-                let mut plain_read = 0;
-                match self.inner.on_readable(
-                    &mut Plaintext(tls),
-                    eof,
-                    plain,
-                    plan,
-                    now,
-                    sink,
-                    &mut plain_read,
-                ) {
-                    ReadOutcome::Open => break,
-                    // Only its read budget ran out: what rustls holds is the
-                    // protocol's still, and must go before more comes.
-                    ReadOutcome::More => continue,
-                    ReadOutcome::Eof => return Ok(Fed::Closed),
-                    ReadOutcome::Failed(kind) => return Err(kind),
+                // `out` holds it until the socket takes it, in order.
+                ConnectionState::TransmitTlsData(sent) => {
+                    sent.done();
+                    Step::Again
+                }
+                ConnectionState::ReadTraffic(mut records) => {
+                    let mut fed = Fed::More;
+                    while let Some(record) = records.next_record() {
+                        let record = record.map_err(|e| kind_of(&e))?;
+                        discard += record.discard;
+                        if fed == Fed::More && !record.payload.is_empty() {
+                            fed = hand_over(inner, record.payload, plain, plan, now, sink)?;
+                        }
+                    }
+                    match fed {
+                        Fed::More => Step::Again,
+                        Fed::Closed => Step::Closed,
+                    }
+                }
+                // Nothing whole is left: the rest needs more bytes.
+                ConnectionState::BlockedHandshake | ConnectionState::WriteTraffic(_) => {
+                    Step::NeedMore
+                }
+                // The server's close_notify: the end of its stream.
+                ConnectionState::PeerClosed | ConnectionState::Closed => Step::Ended,
+                // Early data is a server's to read.
+                _ => return Err(ErrorKind::TlsProtocol),
+            };
+            used += discard;
+            if let Some(since) = *handshake_since {
+                if !conn.is_handshaking() {
+                    *handshake_since = None;
+                    *finished = Some(agreed(conn, now.saturating_sub(since)));
                 }
             }
-            if bytes.is_empty() {
-                return Ok(Fed::More);
+            match step {
+                Step::Again => {}
+                Step::NeedMore => return Ok((Fed::More, used)),
+                Step::Closed => return Ok((Fed::Closed, used)),
+                Step::Ended => {
+                    end_of_stream(inner, plain, plan, now, sink)?;
+                    return Ok((Fed::Closed, used));
+                }
             }
         }
     }
@@ -210,22 +280,170 @@ impl<P: Protocol> Tls<P> {
 impl<P> Tls<P> {
     fn clear(&mut self) {
         self.tls = None;
+        self.partial = Vec::new();
+        self.out.clear();
+        self.out.give_back_over(KEEP);
         self.handshake_since = None;
         self.finished = None;
     }
 }
 
-/// rustls's plaintext as the protocol reads it: a TCP end without TLS's
-/// close_notify is the end of the stream, as most HTTP servers close that
-/// way (the answers' framing catches a cut body, as on cleartext).
-struct Plaintext<'a>(&'a mut ClientConnection);
+/// What to do after a state of rustls's.
+enum Step {
+    /// Ask rustls again.
+    Again,
+    /// Read more ciphertext first.
+    NeedMore,
+    /// The protocol ended its conversation.
+    Closed,
+    /// The server ended the TLS stream.
+    Ended,
+}
 
-impl Read for Plaintext<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.0.reader().read(buf) {
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
-            other => other,
+/// Runs rustls until it needs bytes from the peer or has nothing to send,
+/// sealing what it has for the peer (the ClientHello) into `out`.
+fn advance(conn: &mut UnbufferedClientConnection, out: &mut Outbox) -> Result<(), ErrorKind> {
+    loop {
+        match conn.process_tls_records(&mut []).state {
+            Ok(ConnectionState::EncodeTlsData(mut data)) => {
+                seal(out.queue(), 512, |b| data.encode(b).map_err(needed_encode))?;
+            }
+            Ok(ConnectionState::TransmitTlsData(sent)) => sent.done(),
+            Ok(_) => return Ok(()),
+            Err(e) => return Err(kind_of(&e)),
         }
+    }
+}
+
+/// Hands one record's plaintext to the protocol, which reads it as it
+/// reads a socket.
+fn hand_over<P: Protocol, S: AnswerSink>(
+    inner: &mut P,
+    payload: &[u8],
+    plain: &mut [u8],
+    plan: &ConnPlan<'_>,
+    now: u64,
+    sink: &mut S,
+) -> Result<Fed, ErrorKind> {
+    let mut record = Record(payload);
+    while !record.0.is_empty() {
+        match inner.on_readable(&mut record, false, plain, plan, now, sink, &mut 0) {
+            // All of it read (a record is smaller than `plain`).
+            ReadOutcome::Open | ReadOutcome::More => {}
+            ReadOutcome::Eof => return Ok(Fed::Closed),
+            ReadOutcome::Failed(kind) => return Err(kind),
+        }
+    }
+    Ok(Fed::More)
+}
+
+/// A record's plaintext as the protocol reads it: once read, there is
+/// nothing more for now (not the end of the stream).
+struct Record<'a>(&'a [u8]);
+
+impl Read for Record<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.0.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        self.0.read(buf)
+    }
+}
+
+/// The protocol reads the end of its stream.
+fn end_of_stream<P: Protocol, S: AnswerSink>(
+    inner: &mut P,
+    plain: &mut [u8],
+    plan: &ConnPlan<'_>,
+    now: u64,
+    sink: &mut S,
+) -> Result<(), ErrorKind> {
+    match inner.on_readable(&mut io::empty(), true, plain, plan, now, sink, &mut 0) {
+        ReadOutcome::Failed(kind) => Err(kind),
+        _ => Ok(()),
+    }
+}
+
+/// The protocol's plaintext, sealed into records as it writes: at most a
+/// record a call, and none while `OUT_HIGH` bytes wait for the socket.
+struct Sealer<'a> {
+    conn: &'a mut UnbufferedClientConnection,
+    out: &'a mut Outbox,
+}
+
+impl Write for Sealer<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.out.pending().len() >= OUT_HIGH {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let data = &data[..data.len().min(RECORD)];
+        let failed = |_| io::Error::from(io::ErrorKind::BrokenPipe);
+        loop {
+            match self.conn.process_tls_records(&mut []).state {
+                Ok(ConnectionState::WriteTraffic(mut traffic)) => {
+                    // A record's header, tag and content type: 22 bytes.
+                    seal(self.out.queue(), data.len() + 64, |b| {
+                        traffic.encrypt(data, b).map_err(needed_encrypt)
+                    })
+                    .map_err(failed)?;
+                    return Ok(data.len());
+                }
+                // A key update rustls wants sent first.
+                Ok(ConnectionState::EncodeTlsData(mut hs)) => {
+                    seal(self.out.queue(), 512, |b| {
+                        hs.encode(b).map_err(needed_encode)
+                    })
+                    .map_err(failed)?;
+                }
+                Ok(ConnectionState::TransmitTlsData(sent)) => sent.done(),
+                Ok(ConnectionState::BlockedHandshake) => {
+                    return Err(io::ErrorKind::WouldBlock.into())
+                }
+                _ => return Err(io::ErrorKind::BrokenPipe.into()),
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Appends what `fill` writes to `buf`, starting with `room` bytes of room
+/// and growing to what rustls says it needs (`Err(Some(size))`).
+fn seal(
+    buf: &mut Vec<u8>,
+    mut room: usize,
+    mut fill: impl FnMut(&mut [u8]) -> Result<usize, Option<usize>>,
+) -> Result<(), ErrorKind> {
+    let start = buf.len();
+    loop {
+        buf.resize(start + room, 0);
+        match fill(&mut buf[start..]) {
+            Ok(n) => {
+                buf.truncate(start + n);
+                return Ok(());
+            }
+            Err(Some(needed)) if needed > room => room = needed,
+            Err(_) => {
+                buf.truncate(start);
+                return Err(ErrorKind::TlsProtocol);
+            }
+        }
+    }
+}
+
+fn needed_encode(e: EncodeError) -> Option<usize> {
+    match e {
+        EncodeError::InsufficientSize(s) => Some(s.required_size),
+        _ => None,
+    }
+}
+
+fn needed_encrypt(e: EncryptError) -> Option<usize> {
+    match e {
+        EncryptError::InsufficientSize(s) => Some(s.required_size),
+        _ => None,
     }
 }
 
@@ -290,7 +508,7 @@ pub fn fuzz_feed(server: &[u8], piece: usize) -> Result<(), ErrorKind> {
 }
 
 /// What a handshake that took `ns` agreed.
-fn finished(tls: &ClientConnection, ns: u64) -> Handshake {
+fn agreed(tls: &UnbufferedClientConnection, ns: u64) -> Handshake {
     Handshake {
         ns,
         resumed: tls.handshake_kind() == Some(HandshakeKind::Resumed),

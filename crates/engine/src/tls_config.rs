@@ -132,8 +132,13 @@ impl TlsPlan {
     }
 
     /// A new client connection's TLS state.
-    pub(crate) fn connect(&self) -> Result<rustls::ClientConnection, rustls::Error> {
-        rustls::ClientConnection::new(self.config.clone(), self.server_name.clone())
+    pub(crate) fn connect(
+        &self,
+    ) -> Result<rustls::client::UnbufferedClientConnection, rustls::Error> {
+        rustls::client::UnbufferedClientConnection::new(
+            self.config.clone(),
+            self.server_name.clone(),
+        )
     }
 }
 

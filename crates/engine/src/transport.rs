@@ -39,9 +39,16 @@ impl Outbox {
     }
 
     /// What is still to be written.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn pending(&self) -> &[u8] {
         &self.buf[self.pos..]
+    }
+
+    /// Once everything is written, gives back a buffer that grew past
+    /// `keep` bytes (a large body's), so an idle connection holds little.
+    pub(crate) fn give_back_over(&mut self, keep: usize) {
+        if self.is_empty() && self.buf.capacity() > keep {
+            *self = Outbox::default();
+        }
     }
 
     pub(crate) fn clear(&mut self) {
@@ -130,6 +137,59 @@ pub(crate) fn read_turn<R: Read>(
                     Err(kind) => return Turn::Done(ReadOutcome::Failed(kind)),
                 }
                 if n < scratch.len() && !peer_closed {
+                    return Turn::Done(ReadOutcome::Open);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                return Turn::Done(ReadOutcome::Open)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return Turn::Done(ReadOutcome::Failed(ErrorKind::Read)),
+        }
+    }
+}
+
+/// [`read_turn`] for input used in whole units (TLS records): `scratch`
+/// starts with `kept` bytes from earlier, `feed` gets everything not yet
+/// used and says how much it used, and what it left (the start of a unit)
+/// moves to the front for the next read; `kept` ends as its length. Not
+/// `read_turn`'s body: cleartext's hot loop measured ~8% dearer per
+/// request through it (bench, 2-byte answers on io_uring).
+pub(crate) fn read_turn_keeping<R: Read>(
+    io: &mut R,
+    peer_closed: bool,
+    scratch: &mut [u8],
+    kept: &mut usize,
+    bytes_read: &mut u64,
+    mut feed: impl FnMut(&mut [u8]) -> Result<(Fed, usize), ErrorKind>,
+) -> Turn {
+    let mut reads = 0;
+    loop {
+        if reads == READS_PER_TURN {
+            return Turn::Done(ReadOutcome::More);
+        }
+        if *kept >= scratch.len() {
+            // A unit larger than the buffer: the peer's framing is wrong.
+            return Turn::Done(ReadOutcome::Failed(ErrorKind::Malformed));
+        }
+        reads += 1;
+        let room = scratch.len() - *kept;
+        match io.read(&mut scratch[*kept..]) {
+            Ok(0) => return Turn::Eof,
+            Ok(n) => {
+                *bytes_read += n as u64;
+                let have = *kept + n;
+                let (fed, used) = match feed(&mut scratch[..have]) {
+                    Ok(done) => done,
+                    Err(kind) => return Turn::Done(ReadOutcome::Failed(kind)),
+                };
+                let used = used.min(have);
+                scratch.copy_within(used..have, 0);
+                *kept = have - used;
+                if fed == Fed::Closed {
+                    return Turn::Done(ReadOutcome::Eof);
+                }
+                if n < room && !peer_closed {
                     return Turn::Done(ReadOutcome::Open);
                 }
             }
