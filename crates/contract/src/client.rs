@@ -117,6 +117,16 @@ impl Client {
         })
     }
 
+    /// A client for the same server whose give-up is its own: a check that
+    /// may wait out the timeout on purpose (a server reading a 10 GB body)
+    /// must not stop the checks after it from being sent.
+    pub fn detached(&self) -> Client {
+        Client {
+            gave_up: Arc::new(AtomicBool::new(false)),
+            ..self.clone()
+        }
+    }
+
     /// One request on a fresh connection.
     pub fn request(
         &self,
@@ -129,6 +139,39 @@ impl Client {
 }
 
 impl Connection {
+    /// The head of a request with `headers` added, up to its blank line;
+    /// the caller sends the body and says how it is framed.
+    pub fn head_bytes(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Vec<u8> {
+        let mut out = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: netbench-verify\r\n",
+            self.host
+        );
+        for (name, value) in headers {
+            out.push_str(&format!("{name}: {value}\r\n"));
+        }
+        out.push_str("\r\n");
+        out.into_bytes()
+    }
+
+    /// Whether the server sent anything within `wait`, before the request
+    /// was all sent: bytes of an answer it should not have given yet
+    /// (kept for `read_response`), or `Closed` when it hung up.
+    pub fn early_bytes(&mut self, wait: Duration) -> Result<usize, ClientError> {
+        let mut chunk = [0u8; 4096];
+        self.stream
+            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
+            .map_err(ClientError::Read)?;
+        match self.stream.read(&mut chunk) {
+            Ok(0) => Err(ClientError::Closed),
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                Ok(n)
+            }
+            Err(e) if is_timeout(&e) => Ok(0),
+            Err(e) => Err(ClientError::Read(e)),
+        }
+    }
+
     /// The bytes of a request with a Content-Length body (or none).
     pub fn request_bytes(&self, method: &str, path: &str, body: Option<&[u8]>) -> Vec<u8> {
         let mut out = format!(

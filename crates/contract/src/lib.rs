@@ -1,25 +1,33 @@
 //! The server contract (contract/CONTRACT.md) as code: the reference answer
 //! to a work document, a seeded generator of distinct work requests with their
-//! expected answers, and the conformance checks behind `netbench verify`.
+//! expected answers, the static files as a formula, and the conformance
+//! checks behind `netbench verify`.
 
 mod client;
 pub mod db;
+mod digest;
 mod generator;
 mod requests;
 mod rng;
+mod static_files;
 mod timefmt;
 mod verify;
 mod work;
 mod ws_client;
 
 pub use client::{Client, ClientError, Response};
+pub use digest::{decode, sha256_hex, Coding, DecodeError, MAX_DECODED};
 pub use generator::{WorkCase, WorkGenerator, DEFAULT_DATES};
 pub use requests::{blank_request, echo_request, work_requests};
 pub use rng::SplitMix64;
+pub use static_files::{static_bytes, static_file, write_static_files, StaticFile, STATIC_FILES};
 pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_iso_millis};
-pub use verify::{verify, Check, CheckStatus, VerifyOptions, VerifyReport};
+pub use verify::{
+    upload_problem, verify, Check, CheckStatus, VerifyOptions, VerifyReport, MAX_UPLOAD,
+    MIN_UPLOAD, UPLOAD_LIMIT,
+};
 pub use work::{answer, Rejection};
 pub use ws_client::{Frame, WsClient, WsError};
 
 /// The contract version this crate implements (CONTRACT.md, "Version").
-pub const CONTRACT_VERSION: &str = "1.1";
+pub const CONTRACT_VERSION: &str = "1.2";

@@ -267,6 +267,23 @@ pub(crate) struct VerifyArgs {
     #[arg(long)]
     pub ws: bool,
 
+    /// Run the static checks: the server offers /static/14k and /static/1m
+    /// (the contract's files byte for byte, Content-Length, ETag,
+    /// Last-Modified, 304 for If-None-Match).
+    #[arg(long = "static")]
+    pub static_files: bool,
+
+    /// Run the upload checks: the server offers POST /upload (length and
+    /// SHA-256 of bodies up to 8 MiB, no answer before the body is whole,
+    /// 413 for a body over 16 MiB and for a 10 GB Content-Length).
+    #[arg(long)]
+    pub upload: bool,
+
+    /// Run the json-comp checks: the server compresses /work answers when
+    /// Accept-Encoding allows it (gzip, optionally br) and only then.
+    #[arg(long)]
+    pub json_comp: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,

@@ -192,7 +192,10 @@ pub(crate) const VERIFY_HELP: &str = "\
 Checks: blank, echo, not-found, work (random documents, fresh each run unless --seed),
 work-content-type, split-request, chunked-request, bad-json, missing-field, wrong-type,
 empty-dates, bad-date, keep-alive, framing, date. With --ws: ws-handshake, ws-echo,
-ws-fragmented, ws-ping, ws-close, ws-unmasked. See contract/CONTRACT.md.
+ws-fragmented, ws-ping, ws-close, ws-unmasked. With --static: static-content,
+static-length, static-headers, static-304. With --upload: upload-digest, upload-early,
+upload-too-large. With --json-comp: json-comp-gzip, json-comp-plain, json-comp-br.
+See contract/CONTRACT.md.
 
 Exit codes:
   0    every check passed (warnings allowed)

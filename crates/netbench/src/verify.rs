@@ -33,6 +33,9 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     opts.documents = args.documents as usize;
     opts.database_url = args.database_url.clone();
     opts.ws = args.ws;
+    opts.static_files = args.static_files;
+    opts.upload = args.upload;
+    opts.json_comp = args.json_comp;
     let report = verify(&opts);
     // The contract says HOST: a server on every address is reachable from
     // the network. Only this machine's sockets can be seen.

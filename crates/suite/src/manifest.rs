@@ -288,6 +288,30 @@ mod tests {
     }
 
     #[test]
+    fn the_parts_of_version_1_2_are_offered_and_unknown_ones_refused_saying_why() {
+        let head = "name = \"o\"\nlanguage = \"Go\"\nframework = \"x\"\ndescription = \"d\"\nmodel = \"event-loop\"\nrun = \"x\"\n";
+        let path = Path::new("servers/o/server.toml");
+        let m = parse_manifest(
+            path,
+            "o",
+            &format!("{head}offers = [\"static\", \"upload\", \"json-comp\", \"ws\"]\n"),
+        )
+        .unwrap();
+        assert!(m.offers(Offer::Static) && m.offers(Offer::Upload) && m.offers(Offer::JsonComp));
+        assert!(!m.offers(Offer::Db));
+        for (offers, says) in [
+            ("[\"fortunes\"]", "planned (issue 31)"),
+            ("[\"gzip\"]", "unknown part `gzip`"),
+            ("[\"static\", \"static\"]", "names a part twice"),
+        ] {
+            let e = parse_manifest(path, "o", &format!("{head}offers = {offers}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{offers}: {e}");
+        }
+    }
+
+    #[test]
     fn reads_and_checks_manifests() {
         let tmp = std::env::temp_dir().join(format!("netbench-manifest-{}", std::process::id()));
         let ok = write(

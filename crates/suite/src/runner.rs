@@ -394,6 +394,9 @@ fn prepare(
         options.database_url = backends.postgres.as_ref().map(PrivatePostgres::url);
     }
     options.ws = t.manifest.offers(Offer::Ws);
+    options.static_files = t.manifest.offers(Offer::Static);
+    options.upload = t.manifest.offers(Offer::Upload);
+    options.json_comp = t.manifest.offers(Offer::JsonComp);
     let report = verify(&options);
     let wildcard = server.wildcard_listeners();
     server.stop(Duration::from_secs(5));

@@ -68,6 +68,9 @@ fn check_server(
         options.database_url = database_url.map(str::to_string);
     }
     options.ws = m.offers(Offer::Ws);
+    options.static_files = m.offers(Offer::Static);
+    options.upload = m.offers(Offer::Upload);
+    options.json_comp = m.offers(Offer::JsonComp);
     let report = verify(&options);
     for c in &report.checks {
         if c.status == CheckStatus::Fail {

@@ -11,8 +11,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use netbench_contract::{answer, format_http_date};
 
+use crate::apps_server::Then;
 use crate::db_server::DbConn;
-use crate::{read_request, spawn_server, TestServer};
+use crate::{read_body, read_head, spawn_server, TestServer};
 
 /// The one way a contract server misbehaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,10 +43,31 @@ pub enum Flaw {
     /// Echoes every WebSocket message with the right type and length but a
     /// fixed payload (`x` bytes).
     WsFixedPayload,
+    /// Serves each static file without its last 1,000 bytes (and a
+    /// Content-Length that says so).
+    StaticTruncated,
+    /// Ignores `If-None-Match`: the whole file every time, never 304.
+    StaticNo304,
+    /// A static file's Content-Length 10 short of the bytes it sends.
+    StaticWrongLength,
+    /// Answers an upload with a SHA-256 one hex digit off.
+    UploadWrongDigest,
+    /// Answers an upload from its head, before reading the body.
+    UploadEarly,
+    /// Reads an upload of any size, a 10 GB one included, instead of
+    /// refusing one over the limit with 413.
+    UploadNoLimit,
+    /// Says `Content-Encoding: gzip` and sends the plain answer.
+    GzipClaimPlain,
+    /// Answers gzip to any request with an Accept-Encoding, even one that
+    /// does not allow gzip (`identity`, `br`).
+    GzipUnasked,
+    /// Answers gzip requests with 16 MiB of zeros in 16 KB of gzip.
+    GzipBomb,
 }
 
 impl Flaw {
-    pub const NAMES: [(&'static str, Flaw); 10] = [
+    pub const NAMES: [(&'static str, Flaw); 19] = [
         ("none", Flaw::None),
         ("canned-work", Flaw::CannedWork),
         ("cached-work", Flaw::CachedWork),
@@ -56,6 +78,15 @@ impl Flaw {
         ("lax-dates", Flaw::LaxDates),
         ("cached-db", Flaw::CachedDb),
         ("ws-fixed-payload", Flaw::WsFixedPayload),
+        ("static-truncated", Flaw::StaticTruncated),
+        ("static-no-304", Flaw::StaticNo304),
+        ("static-wrong-length", Flaw::StaticWrongLength),
+        ("upload-wrong-digest", Flaw::UploadWrongDigest),
+        ("upload-early", Flaw::UploadEarly),
+        ("upload-no-limit", Flaw::UploadNoLimit),
+        ("gzip-claim-plain", Flaw::GzipClaimPlain),
+        ("gzip-unasked", Flaw::GzipUnasked),
+        ("gzip-bomb", Flaw::GzipBomb),
     ];
 
     pub fn from_name(name: &str) -> Option<Flaw> {
@@ -134,6 +165,19 @@ fn respond(
     content_type: &str,
     body: &[u8],
 ) -> io::Result<()> {
+    respond_with(w, flaw, status, content_type, &[], body)
+}
+
+/// An answer with `extra` headers; no Content-Type when `content_type` is
+/// empty, and no Content-Length on a 304 (it would name the 200's length).
+pub(crate) fn respond_with(
+    w: &mut TcpStream,
+    flaw: Flaw,
+    status: u16,
+    content_type: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<()> {
     let date = match flaw {
         Flaw::NoDate => String::new(),
         Flaw::StuckDate => "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n".to_string(),
@@ -149,10 +193,17 @@ fn respond(
             format!("Date: {}\r\n", format_http_date(shown))
         }
     };
-    let head = format!(
-        "HTTP/1.1 {status} X\r\n{date}Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
+    let mut head = format!("HTTP/1.1 {status} X\r\n{date}");
+    if !content_type.is_empty() {
+        head.push_str(&format!("Content-Type: {content_type}\r\n"));
+    }
+    for (name, value) in extra {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if status != 304 {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
     w.write_all(head.as_bytes())?;
     w.write_all(body)
 }
@@ -216,8 +267,16 @@ fn handle(
     stream.set_nodelay(true)?;
     let mut w = stream.try_clone()?;
     let mut r = BufReader::new(stream);
-    while let Some(req) = read_request(&mut r)? {
+    while let Some(mut req) = read_head(&mut r)? {
         on_request();
+        if req.method == "POST" && req.path == "/upload" {
+            match crate::apps_server::upload(&mut r, &mut w, flaw, &mut req)? {
+                Then::Close => return Ok(()),
+                Then::KeepOpen if req.close => return Ok(()),
+                Then::KeepOpen => continue,
+            }
+        }
+        read_body(&mut r, &mut req)?;
         let path = req.path.split('?').next().unwrap_or("");
         match (req.method.as_str(), path) {
             ("GET", "/blank") => {
@@ -230,12 +289,10 @@ fn handle(
             }
             ("POST", "/work") => {
                 let (status, body) = work(flaw, cache, &req.body);
-                let ct = if status == 200 {
-                    "application/json"
-                } else {
-                    "text/plain"
-                };
-                respond(&mut w, flaw, status, ct, &body)?
+                crate::apps_server::work_answer(&mut w, flaw, &req, status, &body)?
+            }
+            ("GET", p) if p.starts_with("/static/") => {
+                crate::apps_server::static_answer(&mut w, flaw, &req, &p["/static/".len()..])?
             }
             ("GET", "/db" | "/db/list") => {
                 let (status, ct, body) = crate::db_server::answer(db, flaw, cache, &req.path);

@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
+mod apps_server;
 mod contract_server;
 mod db_server;
 mod tls_server;
@@ -118,10 +119,42 @@ pub(crate) struct Request {
     /// The Sec-WebSocket-Key of a request that asks to upgrade to a
     /// WebSocket (`Upgrade: websocket`).
     pub ws_key: Option<String>,
+    /// Every header as sent, in order.
+    pub headers: Vec<(String, String)>,
+    /// How the body comes, as the head says: read by `read_body`.
+    pub body_length: BodyLength,
 }
 
-/// Reads a chunked request body.
-fn read_chunked(r: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyLength {
+    Known(u64),
+    Chunked,
+}
+
+impl Request {
+    /// The first header of that name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The largest body a test server reads into memory: the contract's upload
+/// limit (CONTRACT.md, "upload"), so a hostile Content-Length never becomes
+/// an allocation of its size.
+pub(crate) const BODY_LIMIT: u64 = netbench_contract::UPLOAD_LIMIT;
+
+fn over_limit() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("a request body over {BODY_LIMIT} bytes"),
+    )
+}
+
+/// Reads a chunked request body of at most `limit` bytes.
+fn read_chunked(r: &mut BufReader<TcpStream>, limit: u64) -> io::Result<Vec<u8>> {
     let mut body = Vec::new();
     let mut line = String::new();
     loop {
@@ -139,6 +172,9 @@ fn read_chunked(r: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
                 }
             }
         }
+        if (body.len() + size) as u64 > limit {
+            return Err(over_limit());
+        }
         let start = body.len();
         body.resize(start + size, 0);
         r.read_exact(&mut body[start..])?;
@@ -147,8 +183,9 @@ fn read_chunked(r: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
     }
 }
 
-/// Reads one request; `None` at a clean end of the connection.
-pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
+/// Reads one request's head, leaving its body unread; `None` at a clean
+/// end of the connection.
+pub(crate) fn read_head(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
     let mut line = String::new();
     if r.read_line(&mut line)? == 0 {
         return Ok(None);
@@ -156,10 +193,11 @@ pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Re
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or("").to_string();
     let path = parts.next().unwrap_or("").to_string();
-    let mut length = 0usize;
+    let mut length = 0u64;
     let mut chunked = false;
     let mut close = false;
     let (mut upgrade_ws, mut ws_key) = (false, None);
+    let mut headers = Vec::new();
     loop {
         line.clear();
         if r.read_line(&mut line)? == 0 {
@@ -171,6 +209,7 @@ pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Re
         }
         if let Some((name, value)) = l.split_once(':') {
             let value = value.trim();
+            headers.push((name.to_string(), value.to_string()));
             if name.eq_ignore_ascii_case("upgrade") {
                 upgrade_ws = value.eq_ignore_ascii_case("websocket");
             } else if name.eq_ignore_ascii_case("sec-websocket-key") {
@@ -187,20 +226,43 @@ pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Re
             }
         }
     }
-    let body = if chunked {
-        read_chunked(r)?
-    } else {
-        let mut body = vec![0; length];
-        r.read_exact(&mut body)?;
-        body
-    };
     Ok(Some(Request {
         method,
         path,
-        body,
+        body: Vec::new(),
         close,
         ws_key: ws_key.filter(|_| upgrade_ws),
+        headers,
+        body_length: if chunked {
+            BodyLength::Chunked
+        } else {
+            BodyLength::Known(length)
+        },
     }))
+}
+
+/// Reads the body `req`'s head announced, refusing one over `BODY_LIMIT`
+/// before reading any of it.
+pub(crate) fn read_body(r: &mut BufReader<TcpStream>, req: &mut Request) -> io::Result<()> {
+    req.body = match req.body_length {
+        BodyLength::Chunked => read_chunked(r, BODY_LIMIT)?,
+        BodyLength::Known(n) if n > BODY_LIMIT => return Err(over_limit()),
+        BodyLength::Known(n) => {
+            let mut body = vec![0; n as usize];
+            r.read_exact(&mut body)?;
+            body
+        }
+    };
+    Ok(())
+}
+
+/// Reads one request, head and body; `None` at a clean end of the connection.
+pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
+    let Some(mut req) = read_head(r)? else {
+        return Ok(None);
+    };
+    read_body(r, &mut req)?;
+    Ok(Some(req))
 }
 
 fn reset(stream: &TcpStream) {

@@ -26,7 +26,7 @@ fn content_type(r: &Response) -> String {
 }
 
 /// Why an answer to a work case is wrong, if it is.
-fn work_problem(case: &WorkCase, r: &Response) -> Option<String> {
+pub(super) fn work_problem(case: &WorkCase, r: &Response) -> Option<String> {
     if r.status != 200 {
         return Some(format!(
             "answered {} (`{}`), want 200",

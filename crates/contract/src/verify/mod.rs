@@ -4,7 +4,12 @@
 mod checks;
 #[cfg(feature = "postgres")]
 mod db;
+mod json_comp;
+mod static_files;
+mod upload;
 mod ws;
+
+pub use upload::{upload_problem, MAX_UPLOAD, MIN_UPLOAD, UPLOAD_LIMIT};
 
 use std::time::Duration;
 
@@ -49,6 +54,12 @@ pub struct VerifyOptions {
     /// Run the `ws` checks (CONTRACT.md, "ws"): the server offers WebSocket
     /// echo at `/ws`.
     pub ws: bool,
+    /// Run the `static` checks (CONTRACT.md, "static", version 1.2).
+    pub static_files: bool,
+    /// Run the `upload` checks (CONTRACT.md, "upload", version 1.2).
+    pub upload: bool,
+    /// Run the `json-comp` checks (CONTRACT.md, "json-comp", version 1.2).
+    pub json_comp: bool,
 }
 
 impl VerifyOptions {
@@ -61,6 +72,9 @@ impl VerifyOptions {
             date_window: Duration::from_secs(3),
             database_url: None,
             ws: false,
+            static_files: false,
+            upload: false,
+            json_comp: false,
         }
     }
 }
@@ -145,6 +159,9 @@ fn fail(name: &'static str, reason: impl Into<String>) -> Check {
     }
 }
 
+/// The checks of one optional part, run when it is asked for.
+type PartChecks = fn(&mut Ctx<'_>) -> Vec<Check>;
+
 /// Runs every check against the server. Never panics on a bad server: every
 /// problem becomes a failed check with its reason.
 pub fn verify(opts: &VerifyOptions) -> VerifyReport {
@@ -175,6 +192,20 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
         out.extend(ws::checks(&mut ctx));
     } else {
         skipped.push("ws: not asked for (--ws runs the ws-* checks)".to_string());
+    }
+    let optional: [(bool, &str, PartChecks); 3] = [
+        (opts.static_files, "static", static_files::checks),
+        (opts.upload, "upload", upload::checks),
+        (opts.json_comp, "json-comp", json_comp::checks),
+    ];
+    for (asked, part, run) in optional {
+        if asked {
+            out.extend(run(&mut ctx));
+        } else {
+            skipped.push(format!(
+                "{part}: not asked for (--{part} runs the {part}-* checks)"
+            ));
+        }
     }
     out.push(checks::framing(&ctx));
     out.push(checks::date(&mut ctx));

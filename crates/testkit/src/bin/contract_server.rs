@@ -11,7 +11,9 @@ use netbench_testkit::{run_contract_server, Flaw};
 const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--tag TEXT]\n\
   --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, late-date-tick (not a flaw:\n\
                     a Date refreshed every 2 s), lax-dates, cached-db,\n\
-                    ws-fixed-payload (WebSocket echoes of the right length, always `x`)\n\
+                    ws-fixed-payload (WebSocket echoes of the right length, always `x`),\n\
+                    static-truncated, static-no-304, static-wrong-length, upload-wrong-digest,\n\
+                    upload-early, upload-no-limit, gzip-claim-plain, gzip-unasked, gzip-bomb\n\
   --crash-after N   exit with status 3 after N requests\n\
   --never-ready     never listen (for readiness timeouts)\n\
   --close-listener-after N\n\
