@@ -47,9 +47,10 @@ impl BodyExpect {
     /// length a server announces.
     pub(crate) fn keep_limit(&self) -> usize {
         match self {
-            BodyExpect::Any => 0,
-            // One byte more than expected is enough to know it is too long.
-            BodyExpect::Exact(want) => want.len() + 1,
+            // Exact bytes are compared as they arrive (`conn.rs`), never
+            // copied: a 1 MB file checked on 1,000 connections would
+            // otherwise hold 1 GB.
+            BodyExpect::Any | BodyExpect::Exact(_) => 0,
             // JSON may be spelled longer than its compact form (spaces,
             // `1.50`, escapes); a cap well above that is still bounded.
             BodyExpect::Json { compact, .. } => (compact.len() * 8).max(JSON_BODY_CAP),
@@ -130,7 +131,7 @@ mod tests {
     #[test]
     fn kept_body_is_bounded_by_the_check() {
         assert_eq!(BodyExpect::Any.keep_limit(), 0);
-        assert_eq!(BodyExpect::Exact(b"OK".to_vec()).keep_limit(), 3);
+        assert_eq!(BodyExpect::Exact(b"OK".to_vec()).keep_limit(), 0);
         let small = BodyExpect::json(json!({"a": 1}));
         assert_eq!(small.keep_limit(), JSON_BODY_CAP);
         let big = BodyExpect::json(json!({"a": "x".repeat(100_000)}));

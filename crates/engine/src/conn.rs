@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 
-use crate::check::content_type_matches;
+use crate::check::{content_type_matches, BodyExpect};
 use crate::error_kind::ErrorKind;
 use crate::parse::{parse_head, ChunkedDecoder, Framing};
 use crate::plan::RequestTemplate;
@@ -33,6 +33,42 @@ pub(crate) trait AnswerSink {
     fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64);
 }
 
+/// Where an answer's body goes as it arrives: compared with the exact bytes
+/// expected (nothing copied), kept up to `limit` for the check at its end,
+/// or nowhere.
+struct BodyTaken<'a> {
+    kept: &'a mut Vec<u8>,
+    over: &'a mut bool,
+    at: &'a mut usize,
+    limit: usize,
+    want: Option<&'a [u8]>,
+}
+
+impl BodyTaken<'_> {
+    fn take(&mut self, data: &[u8]) {
+        if *self.over {
+            return;
+        }
+        if let Some(want) = self.want {
+            let end = *self.at + data.len();
+            if want.get(*self.at..end) != Some(data) {
+                *self.over = true;
+            }
+            *self.at = end;
+            return;
+        }
+        if self.limit == 0 {
+            return;
+        }
+        if self.kept.len() + data.len() > self.limit {
+            *self.over = true;
+            self.kept.clear();
+            return;
+        }
+        self.kept.extend_from_slice(data);
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct AnswerHead {
     status: u16,
@@ -40,6 +76,8 @@ struct AnswerHead {
     close: bool,
     /// How much of the body the check needs kept; 0 when it needs none.
     keep_limit: usize,
+    /// The body is compared as it arrives with the exact bytes expected.
+    exact: bool,
 }
 
 #[derive(Debug)]
@@ -65,8 +103,11 @@ pub(crate) struct Conn {
     /// The body so far, kept only when the answer's check needs it, and only
     /// up to what the check can use.
     body: Vec<u8>,
-    /// The body ran past what the check keeps: it cannot match.
+    /// The body ran past what the check keeps, or differed from the exact
+    /// bytes expected: it cannot match.
     body_over: bool,
+    /// Body bytes compared so far with the exact bytes expected.
+    body_at: usize,
     state: ReadState,
     /// The server announced it closes after the last answer.
     close_after: bool,
@@ -80,6 +121,7 @@ impl Conn {
             pending: Vec::new(),
             body: Vec::new(),
             body_over: false,
+            body_at: 0,
             state: ReadState::Head,
             close_after: false,
         }
@@ -172,24 +214,13 @@ impl Conn {
         self.pending.clear();
         self.body.clear();
         self.body_over = false;
+        self.body_at = 0;
         self.state = ReadState::Head;
         self.close_after = false;
     }
 
     /// Keeps body bytes up to the check's limit; past it, notes that the
     /// body cannot match and keeps nothing more.
-    fn keep(body: &mut Vec<u8>, over: &mut bool, limit: usize, data: &[u8]) {
-        if limit == 0 || *over {
-            return;
-        }
-        if body.len() + data.len() > limit {
-            *over = true;
-            body.clear();
-            return;
-        }
-        body.extend_from_slice(data);
-    }
-
     fn feed<S: AnswerSink>(
         &mut self,
         data: &[u8],
@@ -260,9 +291,11 @@ impl Conn {
                         },
                         close: head.close,
                         keep_limit: template.expect.body.keep_limit(),
+                        exact: matches!(template.expect.body, BodyExpect::Exact(_)),
                     };
                     self.body.clear();
                     self.body_over = false;
+                    self.body_at = 0;
                     let body = match head.framing {
                         Framing::Empty => {
                             self.finish(answer, templates, now, sink);
@@ -276,29 +309,34 @@ impl Conn {
                 }
                 ReadState::Body { head, mut body } => {
                     let avail = &buf[pos..];
+                    let want = match &templates[self.inflight[0].template as usize].expect.body {
+                        BodyExpect::Exact(want) if head.exact => Some(want.as_slice()),
+                        _ => None,
+                    };
+                    let mut taken = BodyTaken {
+                        kept: &mut self.body,
+                        over: &mut self.body_over,
+                        at: &mut self.body_at,
+                        limit: head.keep_limit,
+                        want,
+                    };
                     let done = match &mut body {
                         BodyState::Length(rest) => {
                             let take = (*rest).min(avail.len() as u64) as usize;
-                            Self::keep(
-                                &mut self.body,
-                                &mut self.body_over,
-                                head.keep_limit,
-                                &avail[..take],
-                            );
+                            taken.take(&avail[..take]);
                             *rest -= take as u64;
                             pos += take;
                             *rest == 0
                         }
                         BodyState::Chunked(dec) => {
-                            let (out, over) = (&mut self.body, &mut self.body_over);
                             let used = dec
-                                .decode(avail, |d| Self::keep(out, over, head.keep_limit, d))
+                                .decode(avail, |d| taken.take(d))
                                 .map_err(|_| ErrorKind::Malformed)?;
                             pos += used;
                             dec.is_done()
                         }
                         BodyState::UntilClose => {
-                            Self::keep(&mut self.body, &mut self.body_over, head.keep_limit, avail);
+                            taken.take(avail);
                             pos = buf.len();
                             false
                         }
@@ -329,6 +367,14 @@ impl Conn {
             Err(ErrorKind::Status)
         } else if !head.content_type_ok {
             Err(ErrorKind::ContentType)
+        } else if head.exact {
+            let whole =
+                matches!(&expect.body, BodyExpect::Exact(want) if self.body_at == want.len());
+            if self.body_over || !whole {
+                Err(ErrorKind::Body)
+            } else {
+                Ok(())
+            }
         } else if head.keep_limit > 0 && (self.body_over || !expect.body.matches(&self.body)) {
             Err(ErrorKind::Body)
         } else {
@@ -606,6 +652,41 @@ mod tests {
         let chunked = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n1\r\nK\r\n0\r\n\r\n";
         let (_, answers) = run(&mut c, &t, vec![chunked], false);
         assert_eq!(answers.0, vec![Err(ErrorKind::Body)]);
+    }
+
+    #[test]
+    fn an_exact_body_is_compared_as_it_arrives_and_never_kept() {
+        // A file, as the contract's static part serves: checked in pieces
+        // across many reads, with nothing of it copied.
+        let file: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let t = template(BodyExpect::Exact(file.clone()));
+        let answer = |body: &[u8]| {
+            let mut a = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            a.extend_from_slice(body);
+            a
+        };
+        let mut c = Conn::new(1);
+        c.enqueue(req(), &t.bytes);
+        let whole = answer(&file);
+        let (_, answers) = run(&mut c, &t, whole.chunks(250).collect(), false);
+        assert_eq!(answers.0, vec![Ok(())]);
+        assert_eq!(c.body.capacity(), 0, "the body was copied");
+
+        // One byte wrong near the end, or one byte short, fails.
+        let mut wrong = file.clone();
+        wrong[99_990] ^= 1;
+        let short = &file[..file.len() - 1];
+        for body in [&wrong[..], short] {
+            let mut c = Conn::new(1);
+            c.enqueue(req(), &t.bytes);
+            let bytes = answer(body);
+            let (_, answers) = run(&mut c, &t, bytes.chunks(250).collect(), false);
+            assert_eq!(answers.0, vec![Err(ErrorKind::Body)]);
+        }
     }
 
     #[test]
