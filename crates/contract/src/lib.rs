@@ -18,7 +18,9 @@ mod ws_client;
 pub use client::{Client, ClientError, Response};
 pub use digest::{decode, sha256_hex, Coding, DecodeError, MAX_DECODED};
 pub use generator::{WorkCase, WorkGenerator, DEFAULT_DATES};
-pub use requests::{blank_request, echo_request, work_requests};
+pub use requests::{
+    blank_request, echo_request, static_request, upload_requests, work_requests, UPLOAD_SIZES,
+};
 pub use rng::SplitMix64;
 pub use static_files::{static_bytes, static_file, write_static_files, StaticFile, STATIC_FILES};
 pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_iso_millis};

@@ -5,7 +5,10 @@ use netbench_engine::{
     build_request, BodyExpect, Expect, RequestParts, RequestTemplate, StatusExpect, Url,
 };
 
+use crate::digest::sha256_hex;
 use crate::generator::WorkCase;
+use crate::rng::SplitMix64;
+use crate::static_files::{static_bytes, StaticFile};
 
 fn template(
     url: &Url,
@@ -19,10 +22,13 @@ fn template(
         path: path.to_string(),
         ..url.clone()
     };
-    let headers = if body.is_empty() {
-        Vec::new()
-    } else {
-        vec![("Content-Type".to_string(), "application/json".to_string())]
+    let headers = match (body.is_empty(), path) {
+        (true, _) => Vec::new(),
+        (false, "/upload") => vec![(
+            "Content-Type".to_string(),
+            "application/octet-stream".to_string(),
+        )],
+        (false, _) => vec![("Content-Type".to_string(), "application/json".to_string())],
     };
     RequestTemplate {
         bytes: build_request(&RequestParts {
@@ -82,6 +88,49 @@ pub fn work_requests(url: &Url, keepalive: bool, cases: Vec<WorkCase>) -> Vec<Re
         .collect()
 }
 
+/// `GET /static/<name>` (the optional `static` part), the file checked
+/// byte for byte as it arrives.
+pub fn static_request(url: &Url, keepalive: bool, file: StaticFile) -> RequestTemplate {
+    let expect = Expect {
+        status: StatusExpect::Exact(200),
+        // CONTRACT.md leaves a static file's type to the framework.
+        content_type: None,
+        body: BodyExpect::Exact(static_bytes(file.size)),
+    };
+    get(url, &format!("/static/{}", file.name), keepalive, expect)
+}
+
+/// Upload bodies under load: from 1 KiB to 1 MiB, a factor of 4 apart, so
+/// small and large bodies both count; the contract's 8 MiB bodies are
+/// `verify`'s (a hundred connections each sending 8 MiB would measure the
+/// loopback's memory, not the server).
+pub const UPLOAD_SIZES: [usize; 6] = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20];
+
+/// `POST /upload` (the optional `upload` part) of a seeded random body of
+/// each of [`UPLOAD_SIZES`], each answer checked against the body's own
+/// length and SHA-256. The bodies are made once, here, not per request.
+pub fn upload_requests(url: &Url, keepalive: bool, seed: u64) -> Vec<RequestTemplate> {
+    let mut rng = SplitMix64::new(seed);
+    UPLOAD_SIZES
+        .iter()
+        .map(|&size| {
+            let body: Vec<u8> = (0..size.div_ceil(8))
+                .flat_map(|_| rng.next_u64().to_le_bytes())
+                .take(size)
+                .collect();
+            let expect = Expect {
+                status: StatusExpect::Exact(200),
+                content_type: Some("application/json".to_string()),
+                body: BodyExpect::json(serde_json::json!({
+                    "length": size,
+                    "sha256": sha256_hex(&body),
+                })),
+            };
+            template(url, "POST", "/upload", &body, keepalive, expect)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +154,32 @@ mod tests {
         assert!(text.starts_with("POST /work HTTP/1.1\r\n"));
         assert!(text.contains("Content-Type: application/json\r\n"));
         assert!(matches!(work[0].expect.body, BodyExpect::Json { .. }));
+
+        let file = crate::static_files::STATIC_FILES[0];
+        let st = static_request(&url, true, file);
+        assert!(st.bytes.starts_with(b"GET /static/14k HTTP/1.1\r\n"));
+        assert!(matches!(&st.expect.body, BodyExpect::Exact(b) if b.len() == file.size));
+
+        let up = upload_requests(&url, true, 9);
+        assert_eq!(up.len(), UPLOAD_SIZES.len());
+        let text = String::from_utf8_lossy(&up[0].bytes[..200]);
+        assert!(text.starts_with("POST /upload HTTP/1.1\r\n"), "{text}");
+        assert!(text.contains("Content-Type: application/octet-stream\r\n"));
+        assert!(text.contains("Content-Length: 1024\r\n"));
+        // The same seed makes the same bodies; another seed others.
+        assert_eq!(upload_requests(&url, true, 9)[3].bytes, up[3].bytes);
+        assert_ne!(upload_requests(&url, true, 10)[3].bytes, up[3].bytes);
+    }
+
+    #[test]
+    fn an_upload_answer_must_name_the_body_s_own_digest() {
+        let url = parse_url("http://127.0.0.1:8080/").unwrap();
+        let up = &upload_requests(&url, true, 1)[0];
+        let body = &up.bytes[up.bytes.len() - 1024..];
+        let right = format!(r#"{{"sha256":"{}","length":1024}}"#, sha256_hex(body));
+        assert!(up.expect.body.matches(right.as_bytes()));
+        let wrong = format!(r#"{{"length":1024,"sha256":"{}"}}"#, sha256_hex(&body[1..]));
+        assert!(!up.expect.body.matches(wrong.as_bytes()));
+        assert!(!up.expect.body.matches(br#"{"length":1023}"#));
     }
 }

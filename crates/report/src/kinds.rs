@@ -414,6 +414,8 @@ pub(crate) mod testing {
                     .map(|n| n as u32),
                 needs: match endpoint.as_str() {
                     "db" | "db-list" => Some(Offer::Db),
+                    "static" | "static-1m" => Some(Offer::Static),
+                    "upload" => Some(Offer::Upload),
                     "ws" => Some(Offer::Ws),
                     _ => None,
                 },

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use netbench_contract::{
-    blank_request, echo_request, verify, work_requests, Client, VerifyOptions, WorkGenerator,
-    DEFAULT_DATES,
+    blank_request, echo_request, static_request, upload_requests, verify, work_requests, Client,
+    VerifyOptions, WorkGenerator, DEFAULT_DATES, STATIC_FILES,
 };
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 
@@ -175,6 +175,9 @@ fn requests_for(
         }
         // The messages are made by the engine's WebSocket client.
         Endpoint::Ws => Vec::new(),
+        Endpoint::Static => vec![static_request(url, keepalive, STATIC_FILES[0])],
+        Endpoint::Static1m => vec![static_request(url, keepalive, STATIC_FILES[1])],
+        Endpoint::Upload => upload_requests(url, keepalive, seed),
     }
 }
 

@@ -37,6 +37,15 @@ pub enum Endpoint {
     /// `GET /ws` upgraded, then messages echoed and checked (the optional
     /// `ws` part).
     Ws,
+    /// `GET /static/14k`, the file checked byte for byte (the optional
+    /// `static` part).
+    Static,
+    /// `GET /static/1m`, the same.
+    #[serde(rename = "static-1m")]
+    Static1m,
+    /// `POST /upload` of bodies from 1 KiB to 1 MiB, each answer's length
+    /// and SHA-256 checked (the optional `upload` part).
+    Upload,
 }
 
 impl Endpoint {
@@ -48,6 +57,9 @@ impl Endpoint {
             Endpoint::Db => "db",
             Endpoint::DbList => "db-list",
             Endpoint::Ws => "ws",
+            Endpoint::Static => "static",
+            Endpoint::Static1m => "static-1m",
+            Endpoint::Upload => "upload",
         }
     }
 
@@ -58,6 +70,8 @@ impl Endpoint {
             Endpoint::Blank | Endpoint::Work | Endpoint::Echo => None,
             Endpoint::Db | Endpoint::DbList => Some(Offer::Db),
             Endpoint::Ws => Some(Offer::Ws),
+            Endpoint::Static | Endpoint::Static1m => Some(Offer::Static),
+            Endpoint::Upload => Some(Offer::Upload),
         }
     }
 }
@@ -732,6 +746,42 @@ mod tests {
         requests = 100000
         keepalive = false
     "#;
+
+    #[test]
+    fn the_1_2_parts_endpoints_parse_and_need_their_part() {
+        use crate::manifest::Offer;
+        let text = r#"
+servers = ["a"]
+[[scenarios]]
+name = "s"
+endpoint = "static"
+connections = [1]
+[[scenarios]]
+name = "s1m"
+endpoint = "static-1m"
+connections = [1]
+[[scenarios]]
+name = "u"
+endpoint = "upload"
+connections = [1]
+"#;
+        let suite = Suite::parse("t", text).unwrap();
+        let got: Vec<_> = suite
+            .scenarios
+            .iter()
+            .map(|s| (s.endpoint.name(), s.endpoint.needs()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("static", Some(Offer::Static)),
+                ("static-1m", Some(Offer::Static)),
+                ("upload", Some(Offer::Upload)),
+            ]
+        );
+        let bad = text.replace("static-1m", "static-2m");
+        assert!(Suite::parse("t", &bad).is_err());
+    }
 
     #[test]
     fn parses_a_suite() {
