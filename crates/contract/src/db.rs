@@ -125,6 +125,7 @@ fn json_answer(expected: Value) -> Expect {
         status: StatusExpect::Exact(200),
         content_type: Some("application/json".to_string()),
         body: BodyExpect::json(expected),
+        coding: Default::default(),
     }
 }
 

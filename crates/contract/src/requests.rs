@@ -2,7 +2,7 @@
 //! it must get, for the engine.
 
 use netbench_engine::{
-    build_request, BodyExpect, Expect, RequestParts, RequestTemplate, StatusExpect, Url,
+    build_request, BodyExpect, Coding, Expect, RequestParts, RequestTemplate, StatusExpect, Url,
 };
 
 use crate::digest::sha256_hex;
@@ -18,6 +18,18 @@ fn template(
     keepalive: bool,
     expect: Expect,
 ) -> RequestTemplate {
+    template_with(url, method, path, body, keepalive, expect, &[])
+}
+
+fn template_with(
+    url: &Url,
+    method: &str,
+    path: &str,
+    body: &[u8],
+    keepalive: bool,
+    expect: Expect,
+    extra: &[(&str, &str)],
+) -> RequestTemplate {
     let target = Url {
         path: path.to_string(),
         ..url.clone()
@@ -30,6 +42,10 @@ fn template(
         )],
         (false, _) => vec![("Content-Type".to_string(), "application/json".to_string())],
     };
+    let headers: Vec<(String, String)> = headers
+        .into_iter()
+        .chain(extra.iter().map(|(n, v)| (n.to_string(), v.to_string())))
+        .collect();
     RequestTemplate {
         bytes: build_request(&RequestParts {
             method,
@@ -53,6 +69,7 @@ fn text(body: &str) -> Expect {
         status: StatusExpect::Exact(200),
         content_type: Some("text/plain".to_string()),
         body: BodyExpect::Exact(body.as_bytes().to_vec()),
+        coding: Default::default(),
     }
 }
 
@@ -82,8 +99,31 @@ pub fn work_requests(url: &Url, keepalive: bool, cases: Vec<WorkCase>) -> Vec<Re
                 status: StatusExpect::Exact(200),
                 content_type: Some("application/json".to_string()),
                 body: BodyExpect::json(c.expected),
+                coding: Default::default(),
             };
             template(url, "POST", "/work", &c.body, keepalive, expect)
+        })
+        .collect()
+}
+
+/// `POST /work` for each case asking for gzip (the optional `json-comp`
+/// part): each answer must come gzip-coded and decode to its own answer.
+pub fn work_gzip_requests(
+    url: &Url,
+    keepalive: bool,
+    cases: Vec<WorkCase>,
+) -> Vec<RequestTemplate> {
+    cases
+        .into_iter()
+        .map(|c| {
+            let expect = Expect {
+                status: StatusExpect::Exact(200),
+                content_type: Some("application/json".to_string()),
+                body: BodyExpect::json(c.expected),
+                coding: Coding::Gzip,
+            };
+            let gzip = [("Accept-Encoding", "gzip")];
+            template_with(url, "POST", "/work", &c.body, keepalive, expect, &gzip)
         })
         .collect()
 }
@@ -96,6 +136,7 @@ pub fn static_request(url: &Url, keepalive: bool, file: StaticFile) -> RequestTe
         // CONTRACT.md leaves a static file's type to the framework.
         content_type: None,
         body: BodyExpect::Exact(static_bytes(file.size)),
+        coding: Default::default(),
     };
     get(url, &format!("/static/{}", file.name), keepalive, expect)
 }
@@ -125,6 +166,7 @@ pub fn upload_requests(url: &Url, keepalive: bool, seed: u64) -> Vec<RequestTemp
                     "length": size,
                     "sha256": sha256_hex(&body),
                 })),
+                coding: Default::default(),
             };
             template(url, "POST", "/upload", &body, keepalive, expect)
         })
@@ -169,6 +211,11 @@ mod tests {
         // The same seed makes the same bodies; another seed others.
         assert_eq!(upload_requests(&url, true, 9)[3].bytes, up[3].bytes);
         assert_ne!(upload_requests(&url, true, 10)[3].bytes, up[3].bytes);
+
+        let gz = work_gzip_requests(&url, true, WorkGenerator::new(1, 3).cases(2));
+        let text = String::from_utf8_lossy(&gz[0].bytes);
+        assert!(text.contains("Accept-Encoding: gzip\r\n"), "{text}");
+        assert_eq!(gz[0].expect.coding, Coding::Gzip);
     }
 
     #[test]

@@ -13,6 +13,55 @@ pub struct Expect {
     /// the answer is compared, so `text/plain` accepts `text/plain; charset=utf-8`.
     pub content_type: Option<String>,
     pub body: BodyExpect,
+    /// How the answer must be encoded; its body is checked once decoded.
+    pub coding: Coding,
+}
+
+/// An answer's `Content-Encoding`, as the request asked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Coding {
+    /// Not checked: whatever comes is compared as it is.
+    #[default]
+    Any,
+    /// `Content-Encoding: gzip`, and a body that inflates to the answer.
+    Gzip,
+}
+
+/// The most a compressed answer's body is kept, and inflates to: a bound
+/// on the client's memory whatever a server sends (a decompression bomb
+/// stops here, as an `encoding` error).
+pub(crate) const CODED_BODY_CAP: usize = 256 * 1024;
+
+impl Coding {
+    /// Whether a `Content-Encoding` value (absent: `None`) is this one.
+    pub(crate) fn matches(self, header: Option<&[u8]>) -> bool {
+        match self {
+            Coding::Any => true,
+            Coding::Gzip => header.is_some_and(|v| {
+                let v = v.trim_ascii();
+                v.eq_ignore_ascii_case(b"gzip") || v.eq_ignore_ascii_case(b"x-gzip")
+            }),
+        }
+    }
+
+    /// `body` decoded into `out` (cleared first), at most `limit` bytes;
+    /// `false` when it is not valid in this coding or inflates past
+    /// `limit`.
+    pub(crate) fn decode(self, body: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+        use std::io::Read;
+        out.clear();
+        match self {
+            Coding::Any => {
+                out.extend_from_slice(body);
+                true
+            }
+            Coding::Gzip => {
+                // Multi-member gzip is one body, as RFC 1952 allows.
+                let mut inflate = flate2::read::MultiGzDecoder::new(body).take(limit as u64 + 1);
+                inflate.read_to_end(out).is_ok() && out.len() <= limit
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,6 +175,34 @@ fn normalize(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gzip_is_checked_by_its_header_and_inflated_within_a_bound() {
+        use std::io::Write;
+        let gz = |data: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        };
+        assert!(Coding::Gzip.matches(Some(b" gzip")));
+        assert!(Coding::Gzip.matches(Some(b"GZIP")));
+        assert!(!Coding::Gzip.matches(None));
+        assert!(!Coding::Gzip.matches(Some(b"br")));
+        assert!(Coding::Any.matches(None));
+
+        let mut out = Vec::new();
+        assert!(Coding::Gzip.decode(&gz(b"{\"a\":1}"), 100, &mut out));
+        assert_eq!(out, b"{\"a\":1}");
+        // Plain bytes claimed as gzip, and a cut gzip stream, are not gzip.
+        assert!(!Coding::Gzip.decode(b"{\"a\":1}", 100, &mut out));
+        let whole = gz(&[b'x'; 1000]);
+        assert!(!Coding::Gzip.decode(&whole[..whole.len() - 4], 2000, &mut out));
+        // A bomb: a megabyte of zeros in about a kilobyte stops at the bound.
+        let bomb = gz(&vec![0u8; 1 << 20]);
+        assert!(bomb.len() < 8 * 1024);
+        assert!(!Coding::Gzip.decode(&bomb, 1000, &mut out));
+        assert!(out.len() <= 1001);
+    }
     use serde_json::json;
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 
-use crate::check::{content_type_matches, BodyExpect};
+use crate::check::{content_type_matches, BodyExpect, Coding, CODED_BODY_CAP};
 use crate::error_kind::ErrorKind;
 use crate::parse::{parse_head, ChunkedDecoder, Framing};
 use crate::plan::RequestTemplate;
@@ -78,6 +78,10 @@ struct AnswerHead {
     keep_limit: usize,
     /// The body is compared as it arrives with the exact bytes expected.
     exact: bool,
+    /// The coding the answer must come in (its body is then kept, coded,
+    /// and checked once decoded), and whether its header says so.
+    coding: Coding,
+    coding_ok: bool,
 }
 
 #[derive(Debug)]
@@ -290,8 +294,14 @@ impl Conn {
                                 .is_some_and(|ct| content_type_matches(want, ct)),
                         },
                         close: head.close,
-                        keep_limit: template.expect.body.keep_limit(),
-                        exact: matches!(template.expect.body, BodyExpect::Exact(_)),
+                        keep_limit: match template.expect.coding {
+                            Coding::Any => template.expect.body.keep_limit(),
+                            _ => CODED_BODY_CAP,
+                        },
+                        exact: template.expect.coding == Coding::Any
+                            && matches!(template.expect.body, BodyExpect::Exact(_)),
+                        coding: template.expect.coding,
+                        coding_ok: template.expect.coding.matches(head.content_encoding),
                     };
                     self.body.clear();
                     self.body_over = false;
@@ -367,6 +377,19 @@ impl Conn {
             Err(ErrorKind::Status)
         } else if !head.content_type_ok {
             Err(ErrorKind::ContentType)
+        } else if !head.coding_ok {
+            Err(ErrorKind::Encoding)
+        } else if head.coding != Coding::Any {
+            // Kept coded, bounded; decoded once whole. An allocation per
+            // answer, which only compressed endpoints pay.
+            let mut plain = Vec::new();
+            if self.body_over || !head.coding.decode(&self.body, CODED_BODY_CAP, &mut plain) {
+                Err(ErrorKind::Encoding)
+            } else if !expect.body.matches(&plain) {
+                Err(ErrorKind::Body)
+            } else {
+                Ok(())
+            }
         } else if head.exact {
             let whole =
                 matches!(&expect.body, BodyExpect::Exact(want) if self.body_at == want.len());
@@ -429,6 +452,7 @@ mod tests {
                 status: StatusExpect::Success,
                 content_type: Some("text/plain".into()),
                 body,
+                coding: Default::default(),
             },
         }
     }
@@ -686,6 +710,47 @@ mod tests {
             let bytes = answer(body);
             let (_, answers) = run(&mut c, &t, bytes.chunks(250).collect(), false);
             assert_eq!(answers.0, vec![Err(ErrorKind::Body)]);
+        }
+    }
+
+    #[test]
+    fn a_gzip_answer_is_decoded_then_checked_and_anything_else_is_an_encoding_error() {
+        use std::io::Write as _;
+        let gz = |data: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        };
+        let mut t = template(BodyExpect::Exact(b"OK".to_vec()));
+        t.expect.coding = Coding::Gzip;
+        let answer = |coding: Option<&str>, body: &[u8]| {
+            let mut a = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n{}Content-Length: {}\r\n\r\n",
+                coding.map_or(String::new(), |c| format!("Content-Encoding: {c}\r\n")),
+                body.len()
+            )
+            .into_bytes();
+            a.extend_from_slice(body);
+            a
+        };
+        let cases: [(Vec<u8>, Result<(), ErrorKind>); 5] = [
+            (answer(Some("gzip"), &gz(b"OK")), Ok(())),
+            (answer(Some("gzip"), &gz(b"NO")), Err(ErrorKind::Body)),
+            // Plain, claimed or not: the request asked for gzip.
+            (answer(None, b"OK"), Err(ErrorKind::Encoding)),
+            (answer(Some("gzip"), b"OK"), Err(ErrorKind::Encoding)),
+            // A bomb stops at the bound.
+            (
+                answer(Some("gzip"), &gz(&vec![b'O'; 4 << 20])),
+                Err(ErrorKind::Encoding),
+            ),
+        ];
+        for (bytes, want) in cases {
+            let mut c = Conn::new(1);
+            c.enqueue(req(), &t.bytes);
+            let (_, answers) = run(&mut c, &t, bytes.chunks(250).collect(), false);
+            assert_eq!(answers.0, vec![want]);
+            assert!(c.body.capacity() <= CODED_BODY_CAP + 4096);
         }
     }
 

@@ -51,6 +51,10 @@ pub enum ErrorKind {
     /// TLS: what came was not TLS (garbage instead of a record), the
     /// connection closed mid-handshake, or the peer broke the protocol.
     TlsProtocol,
+    /// A compressed answer was asked for and did not come as one: no
+    /// `Content-Encoding: gzip`, or a body that is not valid gzip, or one
+    /// that inflates past the check's bound (a decompression bomb).
+    Encoding,
 }
 
 impl ErrorKind {
@@ -72,6 +76,7 @@ impl ErrorKind {
         ErrorKind::TlsExpired,
         ErrorKind::TlsAlert,
         ErrorKind::TlsProtocol,
+        ErrorKind::Encoding,
     ];
 
     /// The stable name used in output and in the JSON schema.
@@ -94,6 +99,7 @@ impl ErrorKind {
             ErrorKind::TlsExpired => "tls_expired",
             ErrorKind::TlsAlert => "tls_alert",
             ErrorKind::TlsProtocol => "tls_protocol",
+            ErrorKind::Encoding => "encoding",
         }
     }
 
@@ -102,7 +108,7 @@ impl ErrorKind {
     }
 }
 
-const KINDS: usize = 17;
+const KINDS: usize = 18;
 
 /// A count per error kind, serialized as an array in [`ErrorKind::ALL`]'s
 /// order. Kinds are only ever appended, so a shorter array (a result stored
@@ -194,7 +200,17 @@ mod tests {
         c.add(ErrorKind::WsHandshake);
         let again: ErrorCounts = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert_eq!(again, c);
-        assert!(serde_json::from_str::<ErrorCounts>(&format!("{:?}", [0u64; 18])).is_err());
+        // Counts stored before the encoding kind (17 of them) read too; more
+        // counts than kinds do not.
+        let tls_era: ErrorCounts = serde_json::from_str(&format!("{:?}", [1u64; 17])).unwrap();
+        assert_eq!(
+            (
+                tls_era.get(ErrorKind::TlsProtocol),
+                tls_era.get(ErrorKind::Encoding)
+            ),
+            (1, 0)
+        );
+        assert!(serde_json::from_str::<ErrorCounts>(&format!("{:?}", [0u64; KINDS + 1])).is_err());
     }
 
     #[test]

@@ -40,7 +40,7 @@ mod window;
 mod worker;
 pub mod ws;
 
-pub use check::{content_type_matches, BodyExpect, Expect, StatusExpect};
+pub use check::{content_type_matches, BodyExpect, Coding, Expect, StatusExpect};
 pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::EngineError;
 pub use error_kind::{ErrorCounts, ErrorKind};

@@ -25,6 +25,8 @@ pub struct ResponseHead<'b> {
     /// The server will close the connection after this answer.
     pub close: bool,
     pub content_type: Option<&'b [u8]>,
+    /// The `Content-Encoding` header's value, as sent.
+    pub content_encoding: Option<&'b [u8]>,
     /// Length of the head in bytes, including the blank line.
     pub len: usize,
 }
@@ -60,6 +62,7 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<ResponseHead<
     let mut chunked = false;
     let mut close = http10;
     let mut content_type = None;
+    let mut content_encoding = None;
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
@@ -87,6 +90,8 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<ResponseHead<
             }
         } else if name.eq_ignore_ascii_case(b"content-type") {
             content_type = Some(h.value);
+        } else if name.eq_ignore_ascii_case(b"content-encoding") {
+            content_encoding = Some(h.value);
         }
     }
 
@@ -107,6 +112,7 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<ResponseHead<
         framing,
         close,
         content_type,
+        content_encoding,
         len,
     }))
 }

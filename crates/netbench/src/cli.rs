@@ -398,6 +398,14 @@ pub(crate) struct LoadArgs {
     #[arg(long)]
     pub expect_json: Option<String>,
 
+    /// Ask for gzip (Accept-Encoding: gzip) and require it: every answer must
+    /// say Content-Encoding: gzip and be valid gzip, else it counts as
+    /// `encoding`; the body checks (--expect-body, --expect-json, --work) apply
+    /// to the decoded answer. The bytes read are the compressed ones, so
+    /// bytes per answer show the compression.
+    #[arg(long)]
+    pub compressed: bool,
+
     /// Exit with code 1 when failed attempts exceed this share of all
     /// attempts (0.01 = 1%).
     #[arg(long, default_value_t = 0.0)]
@@ -436,6 +444,7 @@ pub(crate) struct LoadArgs {
     #[arg(long, conflicts_with_all = [
         "method", "headers", "body", "body_file", "body_pool", "work", "pipeline",
         "no_keepalive", "expect_status", "expect_content_type", "expect_body", "expect_json",
+        "compressed",
     ])]
     pub ws: bool,
 

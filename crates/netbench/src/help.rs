@@ -234,6 +234,10 @@ end) is reported apart from request latency, with how many handshakes resumed
 certificate is for other names), tls_expired, tls_alert (the server refused: no common
 version, cipher or ALPN protocol) and tls_protocol (not TLS, or closed mid-handshake).
 
+Compressed answers (--compressed): sends Accept-Encoding: gzip and requires gzip back;
+an answer without Content-Encoding: gzip, not valid gzip, or inflating past 256 KiB
+counts as encoding. Body checks apply to the decoded answer.
+
 Body pool (--body-pool FILE): one JSON object per line, sent round-robin, each with its
 own expected answer. Keys: \"body\" (text) or \"body_json\" (any JSON, sent compact, with
 Content-Type: application/json unless -H sets one); optional \"expect_status\",

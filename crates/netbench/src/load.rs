@@ -6,9 +6,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use netbench_contract::WorkGenerator;
 use netbench_engine::{
-    build_request, default_workers, parse_url, BodyExpect, Expect, IoBackend, LoadPlan, Pacing,
-    PlanError, RequestParts, RequestTemplate, StatusExpect, Stop, TlsOptions, TlsPlan, TlsVersion,
-    Url, WsPlan,
+    build_request, default_workers, parse_url, BodyExpect, Coding, Expect, IoBackend, LoadPlan,
+    Pacing, PlanError, RequestParts, RequestTemplate, StatusExpect, Stop, TlsOptions, TlsPlan,
+    TlsVersion, Url, WsPlan,
 };
 use netbench_report::WorkSource;
 
@@ -98,11 +98,18 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
     }
     let slos = slos(args)?;
 
-    let headers = args
+    let mut headers = args
         .headers
         .iter()
         .map(|h| parse_header(h))
         .collect::<Result<Vec<_>>>()?;
+    if args.compressed
+        && !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("accept-encoding"))
+    {
+        headers.push(("Accept-Encoding".to_string(), "gzip".to_string()));
+    }
     let work = args.work.map(|n| WorkSource {
         documents: n as usize,
         dates: args.work_dates as usize,
@@ -181,6 +188,11 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
                     .expect_content_type
                     .or_else(|| args.expect_content_type.clone()),
                 body,
+                coding: if args.compressed {
+                    Coding::Gzip
+                } else {
+                    Coding::Any
+                },
             },
         });
     }
@@ -344,6 +356,27 @@ mod tests {
         assert_eq!(r.plan.requests.len(), 1);
         assert!(r.plan.workers >= 1 && r.plan.workers <= 10);
         assert_eq!(r.plan.requests[0].expect.status, StatusExpect::Success);
+    }
+
+    #[test]
+    fn compressed_asks_for_gzip_and_requires_it() {
+        let r = resolve(&args(
+            "netbench load --compressed --work 3 http://127.0.0.1:1/w",
+        ))
+        .unwrap();
+        for t in &r.plan.requests {
+            assert_eq!(t.expect.coding, Coding::Gzip);
+            assert!(String::from_utf8_lossy(&t.bytes).contains("Accept-Encoding: gzip\r\n"));
+        }
+        // A header given with -H is the one sent, not a second one.
+        let r = resolve(&args(
+            "netbench load --compressed -H Accept-Encoding:gzip,br http://127.0.0.1:1/",
+        ))
+        .unwrap();
+        let text = String::from_utf8_lossy(&r.plan.requests[0].bytes).to_string();
+        assert_eq!(text.matches("Accept-Encoding").count(), 1, "{text}");
+        let r = resolve(&args("netbench load http://127.0.0.1:1/")).unwrap();
+        assert_eq!(r.plan.requests[0].expect.coding, Coding::Any);
     }
 
     #[test]

@@ -416,6 +416,7 @@ pub(crate) mod testing {
                     "db" | "db-list" => Some(Offer::Db),
                     "static" | "static-1m" => Some(Offer::Static),
                     "upload" => Some(Offer::Upload),
+                    "json-comp" => Some(Offer::JsonComp),
                     "ws" => Some(Offer::Ws),
                     _ => None,
                 },

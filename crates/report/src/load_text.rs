@@ -34,6 +34,10 @@ const TLS_HINTS: [(ErrorKind, &str); 5] = [
     ),
 ];
 
+/// What an encoding failure means, printed beside its count.
+const ENCODING_HINT: &str = "gzip was asked for (--compressed, or the json-comp endpoint) and the answer \
+    was not gzip: no Content-Encoding: gzip, a body that is not valid gzip, or one that inflates past 256 KiB";
+
 fn latency_lines(out: &mut impl Write, label: &str, s: &LatencySummary) -> io::Result<()> {
     writeln!(
         out,
@@ -187,6 +191,16 @@ pub fn write_load_text(
                 if n == 1 { "" } else { "s" }
             )?;
         }
+    }
+    let encoding = r.errors.get(ErrorKind::Encoding);
+    if encoding > 0 {
+        writeln!(
+            out,
+            "  {:<12} {} answer{}: {ENCODING_HINT}",
+            ErrorKind::Encoding.name(),
+            thousands(encoding),
+            if encoding == 1 { "" } else { "s" }
+        )?;
     }
     let handshakes = r.errors.get(ErrorKind::WsHandshake);
     if handshakes > 0 {

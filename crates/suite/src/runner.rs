@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use netbench_contract::{
-    blank_request, echo_request, static_request, upload_requests, verify, work_requests, Client,
-    VerifyOptions, WorkGenerator, DEFAULT_DATES, STATIC_FILES,
+    blank_request, echo_request, static_request, upload_requests, verify, work_gzip_requests,
+    work_requests, Client, VerifyOptions, WorkGenerator, DEFAULT_DATES, STATIC_FILES,
 };
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 
@@ -178,6 +178,11 @@ fn requests_for(
         Endpoint::Static => vec![static_request(url, keepalive, STATIC_FILES[0])],
         Endpoint::Static1m => vec![static_request(url, keepalive, STATIC_FILES[1])],
         Endpoint::Upload => upload_requests(url, keepalive, seed),
+        Endpoint::JsonComp => work_gzip_requests(
+            url,
+            keepalive,
+            WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
+        ),
     }
 }
 

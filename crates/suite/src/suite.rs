@@ -46,6 +46,9 @@ pub enum Endpoint {
     /// `POST /upload` of bodies from 1 KiB to 1 MiB, each answer's length
     /// and SHA-256 checked (the optional `upload` part).
     Upload,
+    /// `POST /work` asking for gzip, each answer decoded and checked (the
+    /// optional `json-comp` part).
+    JsonComp,
 }
 
 impl Endpoint {
@@ -60,6 +63,7 @@ impl Endpoint {
             Endpoint::Static => "static",
             Endpoint::Static1m => "static-1m",
             Endpoint::Upload => "upload",
+            Endpoint::JsonComp => "json-comp",
         }
     }
 
@@ -72,6 +76,7 @@ impl Endpoint {
             Endpoint::Ws => Some(Offer::Ws),
             Endpoint::Static | Endpoint::Static1m => Some(Offer::Static),
             Endpoint::Upload => Some(Offer::Upload),
+            Endpoint::JsonComp => Some(Offer::JsonComp),
         }
     }
 }
@@ -764,6 +769,10 @@ connections = [1]
 name = "u"
 endpoint = "upload"
 connections = [1]
+[[scenarios]]
+name = "j"
+endpoint = "json-comp"
+connections = [1]
 "#;
         let suite = Suite::parse("t", text).unwrap();
         let got: Vec<_> = suite
@@ -777,6 +786,7 @@ connections = [1]
                 ("static", Some(Offer::Static)),
                 ("static-1m", Some(Offer::Static)),
                 ("upload", Some(Offer::Upload)),
+                ("json-comp", Some(Offer::JsonComp)),
             ]
         );
         let bad = text.replace("static-1m", "static-2m");

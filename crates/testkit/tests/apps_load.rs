@@ -1,10 +1,13 @@
-//! The 1.2 parts under load (issue 31): the engine checks every static file
-//! and every upload digest it is answered, and counts a flawed server's
-//! answers as body errors, one per answer. Counts only, never speed.
+//! The 1.2 parts under load (issue 31): the engine checks every static file,
+//! every upload digest and every compressed answer it is sent, and counts a
+//! flawed server's answers, one error per answer (body, or encoding for an
+//! answer that is not the gzip asked for). Counts only, never speed.
 
 use std::time::Duration;
 
-use netbench_contract::{static_request, upload_requests, STATIC_FILES, UPLOAD_SIZES};
+use netbench_contract::{
+    static_request, upload_requests, work_gzip_requests, WorkGenerator, STATIC_FILES, UPLOAD_SIZES,
+};
 use netbench_engine::{
     parse_url, run, ErrorKind, LoadPlan, LoadResult, Pacing, RequestTemplate, RunControl, Stop,
 };
@@ -67,4 +70,26 @@ fn every_upload_answer_must_carry_its_own_body_s_digest() {
     let wrong = serve_contract(Flaw::UploadWrongDigest);
     let r = load(&wrong, upload_requests(&url, true, 7), n);
     assert_eq!(r.errors.get(ErrorKind::Body), n, "{:?}", r.errors);
+}
+
+#[test]
+fn compressed_work_answers_are_decoded_and_checked_and_plain_ones_counted() {
+    let cases = || WorkGenerator::new(5, 4).cases(5);
+    let good = serve_contract(Flaw::None);
+    let url = parse_url(&good.url("/")).unwrap();
+    let r = load(&good, work_gzip_requests(&url, true, cases()), 40);
+    assert_eq!((r.requests, r.errors.total()), (40, 0), "{:?}", r.errors);
+
+    // "gzip" on a plain body, and a decompression bomb: each answer an
+    // encoding error, the client's memory bounded.
+    for flaw in [Flaw::GzipClaimPlain, Flaw::GzipBomb] {
+        let bad = serve_contract(flaw);
+        let r = load(&bad, work_gzip_requests(&url, true, cases()), 10);
+        assert_eq!(
+            r.errors.get(ErrorKind::Encoding),
+            10,
+            "{flaw:?}: {:?}",
+            r.errors
+        );
+    }
 }

@@ -37,6 +37,7 @@ pub fn ok_request(keepalive: bool) -> RequestTemplate {
             status: StatusExpect::Success,
             content_type: Some("text/plain".into()),
             body: BodyExpect::Exact(b"OK".to_vec()),
+            coding: Default::default(),
         },
     }
 }
