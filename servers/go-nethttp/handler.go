@@ -29,8 +29,8 @@ const maxBodyBytes = 1 << 20
 const dateLayout = "2006-01-02T15:04:05.000Z"
 
 // newHandler returns the routes of the contract. pool may be nil (no
-// DATABASE_URL): /db and /db/list then answer 503.
-func newHandler(root rootMode, pool *pgxpool.Pool) http.Handler {
+// DATABASE_URL): /db and /db/list then answer 503. static serves /static/.
+func newHandler(root rootMode, pool *pgxpool.Pool, static staticFiles) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /blank", blank)
 	mux.HandleFunc("POST /work", work)
@@ -39,6 +39,8 @@ func newHandler(root rootMode, pool *pgxpool.Pool) http.Handler {
 	mux.HandleFunc("GET /db", db.row)
 	mux.HandleFunc("GET /db/list", db.list)
 	mux.HandleFunc("GET /ws", wsEcho)
+	mux.HandleFunc("GET /static/{name}", static.serve)
+	mux.HandleFunc("POST /upload", upload)
 	// Without this, ServeMux would redirect "/echo" to "/echo/".
 	mux.HandleFunc("/echo", http.NotFound)
 	switch root {
@@ -172,6 +174,9 @@ func parseDate(s string) (time.Time, error) {
 }
 
 func work(w http.ResponseWriter, r *http.Request) {
+	// Every /work answer may be compressed or not by Accept-Encoding
+	// (json-comp), the 400s as well as the 200s: caches must know.
+	w.Header().Set("Vary", "Accept-Encoding")
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -192,9 +197,5 @@ func work(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusInternalServerError, "cannot encode answer")
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(out)
+	writeCompressible(w, r, out)
 }

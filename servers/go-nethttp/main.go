@@ -3,8 +3,10 @@
 // It follows contract/CONTRACT.md: it listens on HOST:PORT (defaults
 // 127.0.0.1 and 1234), serves /blank, /work and /echo/<text>, the optional
 // parts db (/db and /db/list from PostgreSQL at DATABASE_URL, through a pgx
-// pool of at most DATABASE_POOL_SIZE connections) and ws (WebSocket echo at
-// /ws), and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
+// pool of at most DATABASE_POOL_SIZE connections), ws (WebSocket echo at
+// /ws), and those of contract 1.2: static (/static/14k and /static/1m from
+// ./static), upload (POST /upload) and json-comp (/work gzip-compressed on
+// request); and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
 // answer as /blank or /work.
 package main
 
@@ -59,7 +61,18 @@ func run() error {
 		return err
 	}
 
-	srv := &http.Server{Handler: newHandler(root, pool)}
+	// The contract's static files, written by the build into ./static
+	// (STATIC_DIR elsewhere); without them /static/ answers 404.
+	staticDir := getenv("STATIC_DIR", "static")
+	static, err := openStatic(staticDir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "server: no static files, /static/ answers 404: %v\n", err)
+	}
+	if static.root != nil {
+		defer static.root.Close()
+	}
+
+	srv := &http.Server{Handler: newHandler(root, pool, static)}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

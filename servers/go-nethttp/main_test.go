@@ -55,7 +55,7 @@ func do(t *testing.T, srv *httptest.Server, method, path string, body io.Reader)
 }
 
 func newServer(t *testing.T, root rootMode) *httptest.Server {
-	srv := httptest.NewServer(newHandler(root, nil))
+	srv := httptest.NewServer(newHandler(root, nil, staticFiles{}))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -9,10 +9,21 @@
 // connections); /ws is a WebSocket echo by the ws package, attached to
 // node:http's 'upgrade' event. Without DATABASE_URL the server runs all the
 // same and /db answers 503.
+//
+// The optional parts of contract 1.2: /static/14k and /static/1m are read
+// from ./static (written there by the build) through fs streams; POST
+// /upload streams the body through node:crypto's SHA-256; /work answers are
+// compressed by node:zlib (gzip, or brotli when gzip is not allowed) when
+// Accept-Encoding allows it.
 
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
 import http from 'node:http';
+import path from 'node:path';
 import process from 'node:process';
-import { pathToFileURL } from 'node:url';
+import { pipeline } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import zlib from 'node:zlib';
 import pg from 'pg';
 import { WebSocketServer } from 'ws';
 
@@ -91,6 +102,9 @@ function blank(req, res) {
 }
 
 function work(req, res) {
+  // Every /work answer may be compressed or not by Accept-Encoding
+  // (json-comp), the 400s as well as the 200s: caches must know.
+  res.setHeader('Vary', 'Accept-Encoding');
   const chunks = [];
   let size = 0;
   let tooLarge = false;
@@ -119,7 +133,7 @@ function work(req, res) {
       send(res, 400, 'text/plain', 'bad request');
       return;
     }
-    send(res, 200, 'application/json', JSON.stringify(answer));
+    sendCompressible(req, res, JSON.stringify(answer));
   });
   req.on('error', () => {
     // The client went away mid-body; there is no one to answer.
@@ -260,6 +274,192 @@ function echoMessages(ws) {
   ws.on('error', () => {});
 }
 
+// -- static, upload, json-comp (contract 1.2) ---------------------------------
+
+/** Where the build writes the contract's static files (STATIC_DIR elsewhere). */
+export const DEFAULT_STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
+
+/** The files of /static/: plain names, no path separators. */
+const STATIC_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * The ETag of a file from its size and modification time, in the form
+ * Express's `etag` package (the one `send` and `serve-static` use) derives
+ * from a file's stats: W/"<size hex>-<mtime ms hex>".
+ */
+export function statTag(stat) {
+  return `W/"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+}
+
+/** The opaque part of an entity-tag, without W/ (for weak comparison). */
+function opaqueTag(tag) {
+  const t = tag.trim();
+  return t.startsWith('W/') ? t.slice(2) : t;
+}
+
+/**
+ * Whether an If-None-Match value names `etag` (weak comparison, RFC 9110
+ * §13.1.2), or is `*`.
+ */
+export function noneMatch(header, etag) {
+  if (header === undefined) return false;
+  const want = opaqueTag(etag);
+  return header.split(',').some((t) => t.trim() === '*' || opaqueTag(t) === want);
+}
+
+/**
+ * GET /static/<name>: the file opened once, its stats from the open file,
+ * 304 when If-None-Match names its ETag, else its bytes streamed from disk
+ * (fs read stream) with Content-Length.
+ */
+function serveStatic(req, res, dir, name) {
+  if (!STATIC_NAME_RE.test(name)) {
+    notFound(req, res);
+    return;
+  }
+  fs.open(path.join(dir, name), 'r').then(
+    async (file) => {
+      let stat;
+      try {
+        stat = await file.stat();
+      } catch (err) {
+        await file.close();
+        throw err;
+      }
+      if (!stat.isFile()) {
+        await file.close();
+        notFound(req, res);
+        return;
+      }
+      const etag = statTag(stat);
+      const headers = { ETag: etag, 'Last-Modified': stat.mtime.toUTCString() };
+      if (noneMatch(req.headers['if-none-match'], etag)) {
+        await file.close();
+        res.writeHead(304, headers);
+        res.end();
+        return;
+      }
+      res.writeHead(200, {
+        ...headers,
+        'Content-Type': 'application/octet-stream',
+        'Content-Length': stat.size,
+      });
+      if (req.method === 'HEAD') {
+        await file.close();
+        res.end();
+        return;
+      }
+      // The stream closes the file when it ends or fails; a failure midway
+      // destroys the response, whose length then tells the client.
+      pipeline(file.createReadStream(), res, () => {});
+    },
+    () => notFound(req, res),
+  ).catch((err) => {
+    console.error('server: static:', err.message);
+    if (!res.headersSent) send(res, 500, 'text/plain', 'cannot read the file');
+    else res.destroy();
+  });
+}
+
+/** The largest upload body read (CONTRACT.md, "upload"): 16 MiB. */
+export const UPLOAD_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * 413 with Connection: close. node:http then ends the connection once the
+ * answer is written (a FIN after it), reading no more of the body.
+ */
+function refuseUpload(res) {
+  res.setHeader('Connection', 'close');
+  send(res, 413, 'text/plain', 'body too large');
+}
+
+/**
+ * POST /upload: the body's length and SHA-256 (node:crypto), hashed chunk by
+ * chunk as it arrives, never held whole. A Content-Length over the limit is
+ * refused from the head; a chunked body once it grows past it.
+ */
+function upload(req, res) {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > UPLOAD_LIMIT) {
+    refuseUpload(res);
+    return;
+  }
+  const hash = createHash('sha256');
+  let length = 0;
+  let refused = false;
+  req.on('data', (chunk) => {
+    if (refused) return;
+    length += chunk.length;
+    if (length > UPLOAD_LIMIT) {
+      refused = true;
+      refuseUpload(res);
+      return;
+    }
+    hash.update(chunk);
+  });
+  req.on('end', () => {
+    if (refused) return;
+    send(res, 200, 'application/json', JSON.stringify({ length, sha256: hash.digest('hex') }));
+  });
+  req.on('error', () => {
+    // The client went away mid-body; there is no one to answer.
+  });
+}
+
+/**
+ * The content coding to answer with for an Accept-Encoding value: 'gzip'
+ * when allowed (RFC 9110 §12.5.3: listed, or covered by `*`, without q=0),
+ * else 'br' when allowed, else null (plain). gzip first: every client that
+ * takes brotli takes gzip, and it is the coding compression middlewares
+ * default to.
+ */
+export function chooseEncoding(header) {
+  if (!header) return null;
+  const q = new Map();
+  for (const item of header.split(',')) {
+    const [name, ...params] = item.split(';');
+    const coding = name.trim().toLowerCase();
+    if (coding === '') continue;
+    let weight = 1;
+    for (const p of params) {
+      const [k, v] = p.split('=');
+      if (k.trim().toLowerCase() === 'q') weight = Number(v);
+    }
+    q.set(coding, Number.isNaN(weight) ? 0 : weight);
+  }
+  const allowed = (coding) => (q.has(coding) ? q.get(coding) > 0 : (q.get('*') ?? 0) > 0);
+  if (allowed('gzip') || (q.get('x-gzip') ?? 0) > 0) return 'gzip';
+  if (allowed('br')) return 'br';
+  return null;
+}
+
+/**
+ * A 200 JSON answer, compressed by node:zlib at its default settings (on
+ * libuv's thread pool, off the event loop) when the request allows gzip or
+ * brotli, whatever its size.
+ */
+function sendCompressible(req, res, body) {
+  const coding = chooseEncoding(req.headers['accept-encoding']);
+  if (coding === null) {
+    send(res, 200, 'application/json', body);
+    return;
+  }
+  const compress = coding === 'gzip' ? zlib.gzip : zlib.brotliCompress;
+  compress(body, (err, out) => {
+    if (err) {
+      console.error('server: compression:', err.message);
+      send(res, 200, 'application/json', body);
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Content-Encoding': coding,
+      'Content-Length': out.length,
+    });
+    res.end(out);
+  });
+}
+
 function notFound(req, res) {
   send(res, 404, 'text/plain', 'not found');
 }
@@ -273,8 +473,9 @@ function methodNotAllowed(req, res, allow) {
  * Creates the server (not yet listening). `root` is the optional first
  * argument: '0' makes "/" answer as /blank, '1' as /work, undefined leaves
  * "/" unknown. `pool` is node-postgres' Pool for /db, or null for none.
+ * `staticDir` is the folder served at /static/.
  */
-export function createServer(root, { pool = null } = {}) {
+export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR } = {}) {
   const rootHandler = root === '0' ? blank : root === '1' ? work : null;
 
   const server = http.createServer((req, res) => {
@@ -296,6 +497,12 @@ export function createServer(root, { pool = null } = {}) {
       if (!get) methodNotAllowed(req, res, 'GET, HEAD');
       else if (path === '/db') dbRow(req, res, pool, new URLSearchParams(url.slice(path.length)));
       else dbList(req, res, pool, new URLSearchParams(url.slice(path.length)));
+    } else if (path.startsWith('/static/')) {
+      if (get) serveStatic(req, res, staticDir, path.slice('/static/'.length));
+      else methodNotAllowed(req, res, 'GET, HEAD');
+    } else if (path === '/upload') {
+      if (req.method === 'POST') upload(req, res);
+      else methodNotAllowed(req, res, 'POST');
     } else if (path === '/ws') {
       res.setHeader('Upgrade', 'websocket');
       send(res, 426, 'text/plain', 'upgrade required');
@@ -345,7 +552,10 @@ function main() {
     process.exit(1);
   }
 
-  const server = createServer(root, { pool });
+  const staticDir = process.env.STATIC_DIR || DEFAULT_STATIC_DIR;
+  fs.stat(staticDir).catch((err) => console.error(`server: no static files, /static/ answers 404: ${err.message}`));
+
+  const server = createServer(root, { pool, staticDir });
   server.on('error', (err) => {
     console.error('server:', err.message);
     process.exit(1);

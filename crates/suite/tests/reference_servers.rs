@@ -3,6 +3,10 @@
 //! and ws checks of the parts it offers, db against a private PostgreSQL),
 //! and answers `/` as /blank or /work when started with the argument 0 or 1.
 //! Servers are found by their manifests; none is named here.
+//!
+//! `NETBENCH_SERVERS=go-nethttp,node-http` checks only the servers named
+//! (a comma-separated list of folder names; a name that matches no server
+//! fails the test), for work on a few servers without building the whole zoo.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -145,10 +149,39 @@ impl std::fmt::Display for Took {
     }
 }
 
+/// The servers `NETBENCH_SERVERS` names, or all of them when it is unset or
+/// empty.
+fn selected(
+    servers: Vec<(PathBuf, ServerManifest)>,
+    only: Option<&str>,
+) -> Vec<(PathBuf, ServerManifest)> {
+    let names: Vec<&str> = only
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.is_empty() {
+        return servers;
+    }
+    for n in &names {
+        assert!(
+            servers.iter().any(|(_, m)| m.name == *n),
+            "NETBENCH_SERVERS names `{n}`, which is no server under servers/"
+        );
+    }
+    servers
+        .into_iter()
+        .filter(|(_, m)| names.contains(&m.name.as_str()))
+        .collect()
+}
+
 #[test]
 fn every_reference_server_builds_and_conforms() {
     let servers = discover(&servers_dir()).expect("server manifests are valid");
     assert!(!servers.is_empty(), "no servers found under servers/");
+    let only = std::env::var("NETBENCH_SERVERS").ok();
+    let servers = selected(servers, only.as_deref());
     let postgres = servers
         .iter()
         .any(|(_, m)| m.offers(Offer::Db))

@@ -1,12 +1,19 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
-import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import WebSocket from 'ws';
 import {
+  chooseEncoding,
   createServer,
   createPool,
+  noneMatch,
   parseInt32,
   parseListQuery,
   parseRowQuery,
@@ -62,7 +69,9 @@ async function request(url, init) {
 function post(url, body) {
   return request(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json; charset=utf-8' },
+    // fetch asks for gzip, deflate and br by default, and /work compresses
+    // (json-comp, tested below with a client that leaves bodies as sent).
+    headers: { 'content-type': 'application/json; charset=utf-8', 'accept-encoding': 'identity' },
     body,
   });
 }
@@ -562,5 +571,288 @@ describe('ws echo', () => {
     const res = await new Promise((resolve) => other.once('unexpected-response', (req, r) => resolve(r)));
     assert.equal(res.statusCode, 404);
     other.terminate();
+  });
+});
+
+// -- static, upload, json-comp (contract 1.2) ---------------------------------
+
+/** The contract's static files and their SHA-256 (CONTRACT.md, "static"). */
+const STATIC_FILES = [
+  ['14k', 14 * 1024, '57a8ca1d858dbeaeac461a9c9cf2bb09a737493e9846b161c4ad840e42d613be'],
+  ['1m', 1024 * 1024, '3f055e97e631e61d7f5b9e428abbbcfb07255bc181245e235f5fa8d676d99f3c'],
+];
+
+/** The contract's formula for a static file of `size` bytes, as contract/static/make.py writes it. */
+function staticBytes(size) {
+  const alphabet = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+  const out = Buffer.alloc(size);
+  let s = BigInt(size);
+  for (let i = 0; i < size; i++) {
+    s = (1103515245n * s + 12345n) % 2147483648n;
+    out[i] = i % 64 === 63 ? 10 : alphabet[Number((s >> 16n) % 64n)];
+  }
+  return out;
+}
+
+const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+
+/**
+ * One request through node:http's client, which (unlike fetch) leaves a
+ * compressed body as it came. Returns `{ status, headers, body }`, body a Buffer.
+ */
+function raw(port, method, path, headers = {}, body = undefined) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('static', () => {
+  let srv;
+  let dir;
+  before(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'node-http-static-'));
+    await fs.mkdir(path.join(dir, 'static'));
+    for (const [name, size, digest] of STATIC_FILES) {
+      const data = staticBytes(size);
+      assert.equal(sha256(data), digest, `the test's formula makes ${name} wrong`);
+      await fs.writeFile(path.join(dir, 'static', name), data);
+    }
+    await fs.writeFile(path.join(dir, 'secret'), 'outside');
+    srv = await start(undefined, { staticDir: path.join(dir, 'static') });
+  });
+  after(async () => {
+    await srv.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  for (const [name, size] of STATIC_FILES) {
+    test(`GET /static/${name}: bytes, Content-Length, ETag, Last-Modified`, async () => {
+      const a = await raw(srv.port, 'GET', `/static/${name}`);
+      assert.equal(a.status, 200);
+      assert.ok(a.body.equals(staticBytes(size)), `${a.body.length} bytes, not the file`);
+      assert.equal(a.headers['content-length'], String(size));
+      assert.equal(a.headers['transfer-encoding'], undefined);
+      assert.match(a.headers.etag, /^(W\/)?"[^"]+"$/);
+      const lastModified = Date.parse(a.headers['last-modified']);
+      assert.ok(lastModified <= Date.parse(a.headers.date), a.headers['last-modified']);
+      assert.equal(new Date(lastModified).toUTCString(), a.headers['last-modified']);
+      const again = await raw(srv.port, 'GET', `/static/${name}`);
+      assert.equal(again.headers.etag, a.headers.etag);
+    });
+
+    test(`GET /static/${name}: If-None-Match`, async () => {
+      const { etag } = (await raw(srv.port, 'HEAD', `/static/${name}`)).headers;
+      const bare = etag.replace(/^W\//, '');
+      for (const inm of [etag, bare, `"other", ${etag}`, '*']) {
+        const a = await raw(srv.port, 'GET', `/static/${name}`, { 'If-None-Match': inm });
+        assert.equal(a.status, 304, inm);
+        assert.equal(a.body.length, 0, inm);
+        assert.equal(a.headers.etag, etag);
+      }
+      const other = await raw(srv.port, 'GET', `/static/${name}`, { 'If-None-Match': '"other"' });
+      assert.equal(other.status, 200);
+      assert.equal(other.body.length, size);
+    });
+  }
+
+  test("only the folder's own files", async () => {
+    const paths = ['/static/nope', '/static/', '/static/..%2Fsecret', '/static/../secret', '/static/14k/x'];
+    for (const p of [...paths, '/static/.', '/static/.hidden']) {
+      assert.equal((await raw(srv.port, 'GET', p)).status, 404, p);
+    }
+  });
+
+  test('without the folder: 404', async () => {
+    const other = await start(undefined, { staticDir: path.join(dir, 'missing') });
+    try {
+      assert.equal((await raw(other.port, 'GET', '/static/14k')).status, 404);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  test('ETag comparison is weak', () => {
+    assert.ok(noneMatch('"a"', 'W/"a"'));
+    assert.ok(noneMatch('W/"a"', 'W/"a"'));
+    assert.ok(noneMatch(' "x" , W/"a"', 'W/"a"'));
+    assert.ok(noneMatch('*', 'W/"a"'));
+    assert.ok(!noneMatch('"b"', 'W/"a"'));
+    assert.ok(!noneMatch(undefined, 'W/"a"'));
+  });
+});
+
+describe('upload', () => {
+  let srv;
+  before(async () => {
+    srv = await start(undefined);
+  });
+  after(() => srv.stop());
+
+  const upload = (body, headers = {}) =>
+    raw(srv.port, 'POST', '/upload', { 'Content-Type': 'application/octet-stream', ...headers }, body);
+
+  const check = (a, sent) => {
+    assert.equal(a.status, 200, a.body.toString());
+    assert.equal(a.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(a.body), { length: sent.length, sha256: sha256(sent) });
+  };
+
+  test('the contract example: 1,024 zero bytes', async () => {
+    const a = await upload(Buffer.alloc(1024));
+    assert.equal(
+      a.body.toString(),
+      '{"length":1024,"sha256":"5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef"}',
+    );
+  });
+
+  test('8 MiB with Content-Length, and chunked', async () => {
+    const body = randomBytes(8 * 1024 * 1024);
+    check(await upload(body), body);
+    // node:http's client sends a body written in pieces without a length chunked.
+    const a = await new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port: srv.port, method: 'POST', path: '/upload', agent: false },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+        },
+      );
+      req.on('error', reject);
+      for (let i = 0; i < body.length; i += 1 << 20) req.write(body.subarray(i, i + (1 << 20)));
+      req.end();
+    });
+    check(a, body);
+  });
+
+  test('an empty body', async () => {
+    check(await upload(Buffer.alloc(0)), Buffer.alloc(0));
+  });
+
+  for (const length of ['16777217', '10000000000']) {
+    test(`Content-Length ${length}: 413 from the head, then the connection closes`, async () => {
+      const sock = net.connect(srv.port, '127.0.0.1');
+      sock.on('error', () => {}); // the server may reset what it did not read
+      const received = [];
+      sock.on('data', (d) => received.push(d));
+      const closed = new Promise((resolve) => sock.on('close', resolve));
+      sock.write(
+        'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n' +
+          `Content-Length: ${length}\r\n\r\n`,
+      );
+      sock.write(Buffer.alloc(64 * 1024));
+      await closed;
+      const answer = Buffer.concat(received).toString('latin1');
+      assert.match(answer, /^HTTP\/1\.1 413 /);
+      assert.match(answer, /\r\nConnection: close\r\n/i);
+    });
+  }
+
+  test('a chunked body past 16 MiB: 413', async () => {
+    const status = await new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port: srv.port, method: 'POST', path: '/upload', agent: false },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        },
+      );
+      req.on('error', () => {}); // the rest of the body meets a closed connection
+      const chunk = Buffer.alloc(1 << 20);
+      let sent = 0;
+      const more = () => {
+        while (sent < 20) {
+          sent++;
+          if (!req.write(chunk)) {
+            req.once('drain', more);
+            return;
+          }
+        }
+        req.end();
+      };
+      more();
+      setTimeout(() => reject(new Error('no answer')), 10000).unref();
+    });
+    assert.equal(status, 413);
+  });
+});
+
+describe('json-comp', () => {
+  let srv;
+  let plain;
+  before(async () => {
+    srv = await start(undefined);
+    plain = await raw(srv.port, 'POST', '/work', { 'Content-Type': 'application/json' }, JSON.stringify(EXAMPLE));
+  });
+  after(() => srv.stop());
+
+  const work = (acceptEncoding, body = JSON.stringify(EXAMPLE)) =>
+    raw(srv.port, 'POST', '/work', { 'Content-Type': 'application/json', 'Accept-Encoding': acceptEncoding }, body);
+
+  test('without Accept-Encoding: plain, with Vary', () => {
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.headers.vary, 'Accept-Encoding');
+    assert.deepEqual(JSON.parse(plain.body), EXAMPLE_ANSWER);
+  });
+
+  const decoders = { gzip: zlib.gunzipSync, br: zlib.brotliDecompressSync };
+  for (const [ae, coding] of [
+    ['gzip', 'gzip'],
+    ['GZIP', 'gzip'],
+    ['deflate, gzip;q=0.5', 'gzip'],
+    ['gzip, br', 'gzip'],
+    ['*', 'gzip'],
+    ['br', 'br'],
+    ['gzip;q=0, br', 'br'],
+  ]) {
+    test(`Accept-Encoding: ${ae} gets ${coding}`, async () => {
+      const a = await work(ae);
+      assert.equal(a.status, 200);
+      assert.equal(a.headers['content-encoding'], coding);
+      assert.equal(a.headers['content-type'], 'application/json');
+      assert.equal(a.headers.vary, 'Accept-Encoding');
+      assert.equal(a.headers['content-length'], String(a.body.length));
+      assert.ok(decoders[coding](a.body).equals(plain.body));
+    });
+  }
+
+  for (const ae of ['identity', 'gzip;q=0', 'br;q=0, gzip;q=0', '*;q=0', 'compress']) {
+    test(`Accept-Encoding: ${ae} gets the plain answer`, async () => {
+      const a = await work(ae);
+      assert.equal(a.status, 200);
+      assert.equal(a.headers['content-encoding'], undefined);
+      assert.ok(a.body.equals(plain.body));
+    });
+  }
+
+  test('a bad document is 400 whatever Accept-Encoding says', async () => {
+    assert.equal((await work('gzip', '{"product":')).status, 400);
+  });
+
+  test('chooseEncoding', () => {
+    for (const [header, want] of [
+      [undefined, null],
+      ['', null],
+      ['gzip', 'gzip'],
+      ['x-gzip', 'gzip'],
+      ['gzip;q=0.001', 'gzip'],
+      ['gzip; q=0', null],
+      ['gzip;q=0, *', 'br'],
+      ['gzip;q=0, br;q=0, *', null],
+      ['br;q=1, *;q=0.5', 'gzip'],
+      ['*;q=0, br', 'br'],
+      ['deflate', null],
+      ['gzipx, xbr', null],
+    ]) {
+      assert.equal(chooseEncoding(header), want, String(header));
+    }
   });
 });

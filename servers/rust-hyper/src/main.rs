@@ -4,9 +4,11 @@
 //! the routing; the endpoints with real work live in their own modules.
 //!
 //! Environment: `HOST` (default `127.0.0.1`), `PORT` (default `1234`),
-//! `DATABASE_URL` and `DATABASE_POOL_SIZE` for `/db` (optional).
+//! `DATABASE_URL` and `DATABASE_POOL_SIZE` for `/db` (optional),
+//! `STATIC_DIR` for `/static/` (default `static`, which the build writes).
 //! Optional first argument `0` or `1`: `/` answers as `/blank` or `/work`.
 
+mod apps;
 mod db;
 #[cfg(test)]
 mod server_tests;
@@ -15,10 +17,11 @@ mod ws;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Either, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
 use hyper::server::conn::http1;
@@ -45,7 +48,12 @@ struct App {
     root: Root,
     /// `None` without DATABASE_URL: `/db` then answers 503.
     db: Option<deadpool_postgres::Pool>,
+    /// The folder served at `/static/`.
+    static_dir: PathBuf,
 }
+
+/// Every answer's body: whole, or a file streamed from disk (`/static/`).
+type Body = Either<Full<Bytes>, apps::FileBody>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Route {
@@ -55,6 +63,8 @@ enum Route {
     Db,
     DbList,
     Ws,
+    Static,
+    Upload,
     NotFound,
 }
 
@@ -65,12 +75,14 @@ fn route(path: &str, root: Root) -> Route {
         "/db" => Route::Db,
         "/db/list" => Route::DbList,
         "/ws" => Route::Ws,
+        "/upload" => Route::Upload,
         "/" => match root {
             Root::Blank => Route::Blank,
             Root::Work => Route::Work,
             Root::NotFound => Route::NotFound,
         },
         _ if path.starts_with("/echo/") => Route::Echo,
+        _ if path.starts_with("/static/") => Route::Static,
         _ => Route::NotFound,
     }
 }
@@ -98,10 +110,20 @@ fn not_allowed(allow: &'static str) -> Response<Full<Bytes>> {
 async fn handle(
     request: Request<Incoming>,
     app: &'static App,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<Body>, Infallible> {
     let route = route(request.uri().path(), app.root);
     // Owned, so that `/ws` can take the request itself for its upgrade.
     let method = request.method().clone();
+    if route == Route::Static && (method == Method::GET || method == Method::HEAD) {
+        let name = &request.uri().path()["/static/".len()..];
+        let head = method == Method::HEAD;
+        return Ok(
+            match apps::static_file(&app.static_dir, name, request.headers(), head).await {
+                apps::StaticAnswer::Full(r) => r.map(Either::Left),
+                apps::StaticAnswer::File(r) => r.map(Either::Right),
+            },
+        );
+    }
     let response = match (route, method) {
         (Route::Blank, Method::GET) => respond(StatusCode::OK, TEXT, "OK"),
         (Route::Echo, Method::GET) => {
@@ -114,25 +136,27 @@ async fn handle(
             respond(StatusCode::OK, TEXT, text)
         }
         (Route::Work, Method::POST) => {
+            let (head, body) = request.into_parts();
             // Content-Length or chunked: hyper decodes both.
-            match request.into_body().collect().await {
+            apps::vary(match body.collect().await {
                 Ok(body) => match work::answer(&body.to_bytes()) {
-                    Ok(json) => respond(StatusCode::OK, JSON, json),
+                    Ok(json) => apps::compressible(&head.headers, json),
                     Err(e) => respond(StatusCode::BAD_REQUEST, TEXT, e.to_string()),
                 },
                 Err(_) => respond(StatusCode::BAD_REQUEST, TEXT, "cannot read the body"),
-            }
+            })
         }
+        (Route::Upload, Method::POST) => apps::upload(request).await,
         (Route::Db, Method::GET) => db::one(app.db.as_ref(), request.uri().query()).await,
         (Route::DbList, Method::GET) => db::list(app.db.as_ref(), request.uri().query()).await,
         (Route::Ws, Method::GET) => ws::upgrade(request),
         (Route::NotFound, _) => respond(StatusCode::NOT_FOUND, TEXT, "not found"),
-        (Route::Work, _) => not_allowed("POST"),
-        (Route::Blank | Route::Echo | Route::Db | Route::DbList | Route::Ws, _) => {
+        (Route::Work | Route::Upload, _) => not_allowed("POST"),
+        (Route::Blank | Route::Echo | Route::Db | Route::DbList | Route::Ws | Route::Static, _) => {
             not_allowed("GET")
         }
     };
-    Ok(response)
+    Ok(response.map(Either::Left))
 }
 
 /// Accepts and serves connections until `shutdown` completes, then lets the
@@ -247,9 +271,21 @@ async fn main() -> ExitCode {
             _ = interrupt.recv() => {}
         }
     };
+    let static_dir = PathBuf::from(env_or("STATIC_DIR", "static"));
+    if !static_dir.is_dir() {
+        eprintln!(
+            "no static files in {}: /static/ answers 404",
+            static_dir.display()
+        );
+    }
+    let app = App {
+        root,
+        db,
+        static_dir,
+    };
     // Leaked: it lives as long as the process, and a plain reference spares
     // every request an atomic reference count shared by all worker threads.
-    serve(listener, Box::leak(Box::new(App { root, db })), shutdown).await;
+    serve(listener, Box::leak(Box::new(app)), shutdown).await;
     ExitCode::SUCCESS
 }
 
@@ -274,5 +310,9 @@ mod tests {
         assert_eq!(route("/db/", Root::NotFound), Route::NotFound);
         assert_eq!(route("/ws", Root::NotFound), Route::Ws);
         assert_eq!(route("/ws/", Root::NotFound), Route::NotFound);
+        assert_eq!(route("/static/14k", Root::NotFound), Route::Static);
+        assert_eq!(route("/static", Root::NotFound), Route::NotFound);
+        assert_eq!(route("/upload", Root::NotFound), Route::Upload);
+        assert_eq!(route("/upload/", Root::NotFound), Route::NotFound);
     }
 }

@@ -28,6 +28,7 @@ async fn start(db: Option<deadpool_postgres::Pool>) -> SocketAddr {
     let app = Box::leak(Box::new(App {
         root: Root::NotFound,
         db,
+        static_dir: "static-missing".into(),
     }));
     tokio::spawn(serve(listener, app, pending()));
     addr
@@ -230,4 +231,330 @@ async fn database_rows() {
     ] {
         assert_eq!(get(addr, target).await.0, 400, "{target}");
     }
+}
+
+// -- static, upload, json-comp (contract 1.2) ---------------------------------
+
+/// The contract's static files and their SHA-256 (CONTRACT.md, "static").
+const STATIC_FILES: [(&str, usize, &str); 2] = [
+    (
+        "14k",
+        14 << 10,
+        "57a8ca1d858dbeaeac461a9c9cf2bb09a737493e9846b161c4ad840e42d613be",
+    ),
+    (
+        "1m",
+        1 << 20,
+        "3f055e97e631e61d7f5b9e428abbbcfb07255bc181245e235f5fa8d676d99f3c",
+    ),
+];
+
+/// The contract's formula for a static file of `size` bytes, as
+/// contract/static/make.py writes it.
+fn static_bytes(size: usize) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = size as u64 % (1 << 31);
+    (0..size)
+        .map(|i| {
+            s = (1_103_515_245 * s + 12_345) % (1 << 31);
+            if i % 64 == 63 {
+                b'\n'
+            } else {
+                ALPHABET[((s >> 16) % 64) as usize]
+            }
+        })
+        .collect()
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A folder of its own under the temporary folder, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(what: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("rust-hyper-{what}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn start_static(dir: std::path::PathBuf) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = Box::leak(Box::new(App {
+        root: Root::NotFound,
+        db: None,
+        static_dir: dir,
+    }));
+    tokio::spawn(serve(listener, app, pending()));
+    addr
+}
+
+/// One answer: status, head and body as sent.
+struct Answer {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (n, v) = line.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+}
+
+/// Sends `request` (which asks for `Connection: close`) and reads until the
+/// server closes; a reset after the answer counts as the close.
+async fn exchange(addr: SocketAddr, request: &[u8]) -> Answer {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    // A refused upload may be answered before the body is all written.
+    let _ = stream.write_all(request).await;
+    let mut all = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match timeout(PATIENCE, stream.read(&mut buf))
+            .await
+            .expect("the server answers and closes")
+        {
+            Ok(0) | Err(_) => break,
+            Ok(n) => all.extend_from_slice(&buf[..n]),
+        }
+    }
+    let end = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    let head = String::from_utf8(all[..end].to_vec()).unwrap();
+    Answer {
+        status: head[9..12].parse().unwrap(),
+        head,
+        body: all[end + 4..].to_vec(),
+    }
+}
+
+fn get_with(target: &str, header: &str) -> Vec<u8> {
+    format!("GET {target} HTTP/1.1\r\nHost: test\r\n{header}Connection: close\r\n\r\n").into_bytes()
+}
+
+#[tokio::test]
+async fn static_files() {
+    let tmp = TempDir::new("static");
+    let dir = tmp.0.join("static");
+    std::fs::create_dir(&dir).unwrap();
+    for (name, size, digest) in STATIC_FILES {
+        let data = static_bytes(size);
+        assert_eq!(
+            sha256_hex(&data),
+            digest,
+            "the test's formula makes {name} wrong"
+        );
+        std::fs::write(dir.join(name), data).unwrap();
+    }
+    std::fs::write(tmp.0.join("secret"), "outside").unwrap();
+    let addr = start_static(dir).await;
+
+    for (name, size, _) in STATIC_FILES {
+        let target = format!("/static/{name}");
+        let a = exchange(addr, &get_with(&target, "")).await;
+        assert_eq!(a.status, 200, "{target}");
+        assert!(
+            a.body == static_bytes(size),
+            "{target}: {} bytes",
+            a.body.len()
+        );
+        assert_eq!(a.header("content-length"), Some(size.to_string().as_str()));
+        assert_eq!(a.header("transfer-encoding"), None);
+        let etag = a.header("etag").expect("an ETag").to_owned();
+        assert!(
+            etag.starts_with('"') && etag.ends_with('"') && etag.len() > 2,
+            "{etag}"
+        );
+        let modified = httpdate::parse_http_date(a.header("last-modified").unwrap()).unwrap();
+        let date = httpdate::parse_http_date(a.header("date").unwrap()).unwrap();
+        assert!(modified <= date);
+        let again = exchange(addr, &get_with(&target, "")).await;
+        assert_eq!(again.header("etag"), Some(etag.as_str()));
+
+        for tag in [etag.clone(), format!("W/{etag}"), format!("\"x\", {etag}")] {
+            let a = exchange(
+                addr,
+                &get_with(&target, &format!("If-None-Match: {tag}\r\n")),
+            )
+            .await;
+            assert_eq!((a.status, a.body.len()), (304, 0), "If-None-Match: {tag}");
+            assert_eq!(a.header("etag"), Some(etag.as_str()));
+        }
+        let other = exchange(addr, &get_with(&target, "If-None-Match: \"other\"\r\n")).await;
+        assert_eq!((other.status, other.body.len()), (200, size));
+    }
+
+    // The file and then another request on one connection: the length is right.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /static/14k HTTP/1.1\r\nHost: t\r\n\r\nGET /blank HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut both = Vec::new();
+    timeout(PATIENCE, stream.read_to_end(&mut both))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        both.ends_with(b"\r\n\r\nOK"),
+        "{}",
+        String::from_utf8_lossy(&both[both.len() - 100..])
+    );
+
+    for target in [
+        "/static/nope",
+        "/static/",
+        "/static/..%2Fsecret",
+        "/static/../secret",
+        "/static/.",
+        "/static/14k/x",
+    ] {
+        assert_eq!(
+            exchange(addr, &get_with(target, "")).await.status,
+            404,
+            "{target}"
+        );
+    }
+    // Without the folder, every file is 404.
+    let addr = start(None).await;
+    assert_eq!(
+        exchange(addr, &get_with("/static/14k", "")).await.status,
+        404
+    );
+}
+
+fn upload_request(body: &[u8], chunked: bool) -> Vec<u8> {
+    let framing = if chunked {
+        "Transfer-Encoding: chunked".to_owned()
+    } else {
+        format!("Content-Length: {}", body.len())
+    };
+    let mut out = format!(
+        "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\n{framing}\r\nConnection: close\r\n\r\n"
+    )
+    .into_bytes();
+    if chunked {
+        for piece in body.chunks(100_000) {
+            out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            out.extend_from_slice(piece);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+    } else {
+        out.extend_from_slice(body);
+    }
+    out
+}
+
+#[tokio::test]
+async fn uploads() {
+    let addr = start(None).await;
+    let a = exchange(addr, &upload_request(&[0u8; 1024], false)).await;
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header("content-type"), Some("application/json"));
+    assert_eq!(
+        String::from_utf8(a.body).unwrap(),
+        r#"{"length":1024,"sha256":"5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef"}"#
+    );
+
+    // 8 MiB of varied bytes, with a Content-Length and chunked.
+    let mut s = 7u64;
+    let body: Vec<u8> = (0..8 << 20)
+        .map(|_| {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (s >> 56) as u8
+        })
+        .collect();
+    let want = json!({ "length": body.len(), "sha256": sha256_hex(&body) });
+    for chunked in [false, true] {
+        let a = exchange(addr, &upload_request(&body, chunked)).await;
+        assert_eq!(a.status, 200, "chunked: {chunked}");
+        assert_eq!(serde_json::from_slice::<Value>(&a.body).unwrap(), want);
+    }
+}
+
+#[tokio::test]
+async fn oversized_uploads_are_refused_from_the_head() {
+    let addr = start(None).await;
+    for length in [(16u64 << 20) + 1, 10_000_000_000] {
+        let mut request = format!(
+            "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: {length}\r\n\r\n"
+        )
+        .into_bytes();
+        request.extend_from_slice(&[b'x'; 64 * 1024]);
+        // `exchange` waits for the close: the server must not wait for the body.
+        let a = exchange(addr, &request).await;
+        assert_eq!(a.status, 413, "Content-Length {length}");
+        assert_eq!(a.header("connection"), Some("close"));
+    }
+    // A chunked body refused once it passes 16 MiB.
+    let a = exchange(addr, &upload_request(&vec![1u8; 17 << 20], true)).await;
+    assert_eq!(a.status, 413);
+}
+
+const EXAMPLE: &str = r#"{"product":"WidgetPro-7","requestId":"5f0c6a3e","group":{"kind":"retail","default":true,"balance":1234.56,"dates":["2020-01-12T10:53:17.773Z","2019-03-01T00:00:00.000Z"]}}"#;
+
+fn work_request(accept_encoding: Option<&str>, body: &str) -> Vec<u8> {
+    let ae = accept_encoding.map_or(String::new(), |v| format!("Accept-Encoding: {v}\r\n"));
+    format!(
+        "POST /work HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n{ae}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn work_compressed() {
+    let addr = start(None).await;
+    let plain = exchange(addr, &work_request(None, EXAMPLE)).await;
+    assert_eq!(plain.status, 200);
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.header("vary"), Some("accept-encoding"));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&plain.body).unwrap(),
+        json!({"product": "WidgetPro-7", "requestId": "5f0c6a3e", "client": {
+            "balance": 1234.56, "minDate": "2019-03-01T00:00:00.000Z", "maxDate": "2020-01-12T10:53:17.773Z"}})
+    );
+    for ae in ["gzip", "gzip, br", "deflate, gzip;q=0.5", "*"] {
+        let a = exchange(addr, &work_request(Some(ae), EXAMPLE)).await;
+        assert_eq!(a.status, 200, "{ae}");
+        assert_eq!(a.header("content-encoding"), Some("gzip"), "{ae}");
+        assert_eq!(a.header("vary"), Some("accept-encoding"), "{ae}");
+        assert_eq!(a.header("content-type"), Some("application/json"), "{ae}");
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&a.body[..]), &mut decoded)
+            .unwrap();
+        assert_eq!(decoded, plain.body, "{ae}");
+    }
+    // No brotli here: br alone, identity, or gzip refused get the plain answer.
+    for ae in ["identity", "br", "gzip;q=0", "*;q=0"] {
+        let a = exchange(addr, &work_request(Some(ae), EXAMPLE)).await;
+        assert_eq!(a.status, 200, "{ae}");
+        assert_eq!(a.header("content-encoding"), None, "{ae}");
+        assert_eq!(a.body, plain.body, "{ae}");
+    }
+    let bad = exchange(addr, &work_request(Some("gzip"), "{\"product\":")).await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.header("vary"), Some("accept-encoding"));
 }
