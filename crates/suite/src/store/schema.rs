@@ -191,6 +191,36 @@ ALTER TABLE servers ADD COLUMN description TEXT NOT NULL DEFAULT '';
 ALTER TABLE servers ADD COLUMN offers TEXT NOT NULL DEFAULT '[]'
     CHECK (json_valid(offers) AND json_type(offers) = 'array');
 "#,
+    // 10: contract 1.2's parts (static, upload, json-comp) as a scenario's
+    // `needs`. SQLite cannot change a CHECK in place, so the table is made
+    // again without a CHECK on the part's name (as `servers.model` has
+    // none): a part added later must not need a new table. The records
+    // crate's `Offer::parse` is what refuses an unknown name on reading.
+    r#"
+CREATE TABLE scenarios_10 (
+    run_id                  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position                INTEGER NOT NULL CHECK (position >= 0),
+    name                    TEXT NOT NULL,
+    kind                    TEXT NOT NULL,
+    endpoint                TEXT NOT NULL,
+    connections             TEXT NOT NULL
+                            CHECK (json_valid(connections) AND json_type(connections) = 'array'),
+    keepalive               INTEGER NOT NULL CHECK (keepalive IN (0, 1)),
+    requests_per_connection INTEGER
+                            CHECK (requests_per_connection IS NULL OR requests_per_connection >= 1),
+    needs                   TEXT CHECK (needs IS NULL OR needs <> ''),
+    net_placement           TEXT NOT NULL CHECK (net_placement IN ('loopback', 'netns')),
+    net_bandwidth_bps       INTEGER CHECK (net_bandwidth_bps IS NULL OR net_bandwidth_bps > 0),
+    same_cells_as           TEXT NOT NULL,
+    PRIMARY KEY (run_id, position),
+    UNIQUE (run_id, name)
+) STRICT;
+INSERT INTO scenarios_10 SELECT run_id, position, name, kind, endpoint, connections, keepalive,
+    requests_per_connection, needs, net_placement, net_bandwidth_bps, same_cells_as
+    FROM scenarios;
+DROP TABLE scenarios;
+ALTER TABLE scenarios_10 RENAME TO scenarios;
+"#,
 ];
 
 /// The schema version whose step also fills its new records from the texts

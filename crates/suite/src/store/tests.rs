@@ -643,6 +643,73 @@ fn opening_a_schema_1_store_to_write_moves_its_seed_to_the_new_column() {
 }
 
 #[test]
+fn issue31_scenarios_needing_the_1_2_parts_are_stored_and_older_rows_kept() {
+    use netbench_records::Offer;
+    let dir = TempDir::new("parts");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    // A file at schema 9 with a scenario that needs db: the step to 10
+    // makes the table again and keeps the row.
+    let path = dir.0.join("v9.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for script in &super::schema::MIGRATIONS[..9] {
+        conn.execute_batch(script).unwrap();
+    }
+    conn.execute_batch(
+        "PRAGMA user_version = 9;
+         INSERT INTO runs (suite, suite_toml, command, started_at, status, environment, placement)
+         VALUES ('t', '', 'c', '2026-11-01T00:00:00Z', 'complete', '{}', '{}');
+         INSERT INTO scenarios (run_id, position, name, kind, endpoint, connections, keepalive,
+                                needs, net_placement, same_cells_as)
+         VALUES (1, 0, 'db', 'throughput', 'db', '[1]', 1, 'db', 'loopback', 'db');",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.run(1).unwrap().scenarios[0].needs, Some(Offer::Db));
+
+    let suite = crate::suite::Suite::parse(
+        "apps",
+        r#"
+servers = ["a"]
+[[scenarios]]
+name = "s"
+endpoint = "static"
+connections = [1]
+[[scenarios]]
+name = "u"
+endpoint = "upload"
+connections = [1]
+[[scenarios]]
+name = "j"
+endpoint = "json-comp"
+connections = [1]
+"#,
+    )
+    .unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            scenarios: crate::records_of::scenario_records(&suite),
+            ..new_run("apps")
+        })
+        .expect("a run whose scenarios need the 1.2 parts is stored");
+    let needs: Vec<_> = store
+        .run(run)
+        .unwrap()
+        .scenarios
+        .iter()
+        .map(|s| s.needs)
+        .collect();
+    assert_eq!(
+        needs,
+        [
+            Some(Offer::Static),
+            Some(Offer::Upload),
+            Some(Offer::JsonComp)
+        ]
+    );
+}
+
+#[test]
 fn issue29_a_store_from_before_typed_records_gets_them_from_its_texts() {
     let dir = TempDir::new("typed");
     std::fs::create_dir_all(&dir.0).unwrap();
