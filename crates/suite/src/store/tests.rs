@@ -664,7 +664,7 @@ fn issue31_scenarios_needing_the_1_2_parts_are_stored_and_older_rows_kept() {
     )
     .unwrap();
     drop(conn);
-    let mut store = Store::open(&path).unwrap();
+    let store = Store::open(&path).unwrap();
     assert_eq!(store.run(1).unwrap().scenarios[0].needs, Some(Offer::Db));
 
     let suite = crate::suite::Suite::parse(
