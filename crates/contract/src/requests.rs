@@ -92,18 +92,7 @@ pub fn echo_request(url: &Url, keepalive: bool) -> RequestTemplate {
 
 /// `POST /work` for each case, each answer checked against its own.
 pub fn work_requests(url: &Url, keepalive: bool, cases: Vec<WorkCase>) -> Vec<RequestTemplate> {
-    cases
-        .into_iter()
-        .map(|c| {
-            let expect = Expect {
-                status: StatusExpect::Exact(200),
-                content_type: Some("application/json".to_string()),
-                body: BodyExpect::json(c.expected),
-                coding: Default::default(),
-            };
-            template(url, "POST", "/work", &c.body, keepalive, expect)
-        })
-        .collect()
+    work_templates(url, keepalive, cases, Coding::Any)
 }
 
 /// `POST /work` for each case asking for gzip (the optional `json-comp`
@@ -113,6 +102,19 @@ pub fn work_gzip_requests(
     keepalive: bool,
     cases: Vec<WorkCase>,
 ) -> Vec<RequestTemplate> {
+    work_templates(url, keepalive, cases, Coding::Gzip)
+}
+
+fn work_templates(
+    url: &Url,
+    keepalive: bool,
+    cases: Vec<WorkCase>,
+    coding: Coding,
+) -> Vec<RequestTemplate> {
+    let asked: &[(&str, &str)] = match coding {
+        Coding::Gzip => &[("Accept-Encoding", "gzip")],
+        Coding::Any => &[],
+    };
     cases
         .into_iter()
         .map(|c| {
@@ -120,10 +122,9 @@ pub fn work_gzip_requests(
                 status: StatusExpect::Exact(200),
                 content_type: Some("application/json".to_string()),
                 body: BodyExpect::json(c.expected),
-                coding: Coding::Gzip,
+                coding,
             };
-            let gzip = [("Accept-Encoding", "gzip")];
-            template_with(url, "POST", "/work", &c.body, keepalive, expect, &gzip)
+            template_with(url, "POST", "/work", &c.body, keepalive, expect, asked)
         })
         .collect()
 }
