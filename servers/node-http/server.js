@@ -15,6 +15,10 @@
 // /upload streams the body through node:crypto's SHA-256; /work answers are
 // compressed by node:zlib (gzip, or brotli when gzip is not allowed) when
 // Accept-Encoding allows it.
+//
+// The optional part of contract 1.3: /fortunes reads the fortune table
+// through the same Pool and renders it with mustache, whose {{ }} escapes
+// HTML.
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -24,6 +28,7 @@ import process from 'node:process';
 import { pipeline } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
+import Mustache from 'mustache';
 import pg from 'pg';
 import { WebSocketServer } from 'ws';
 
@@ -263,6 +268,39 @@ function dbList(req, res, pool, params) {
   }
 }
 
+// -- fortunes ----------------------------------------------------------------
+
+const FORTUNES_SQL = 'SELECT id, message FROM fortune';
+const ADDED_FORTUNE = 'Additional fortune added at request time.';
+const FORTUNES_TEMPLATE =
+  '<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>' +
+  '<tr><th>id</th><th>message</th></tr>' +
+  '{{#rows}}<tr><td>{{id}}</td><td>{{message}}</td></tr>{{/rows}}' +
+  '</table></body></html>';
+Mustache.parse(FORTUNES_TEMPLATE);
+
+/**
+ * The page for the rows read: the added row joins them, sorted by message
+ * (JavaScript compares UTF-16 units, which for these rows is code point
+ * order), rendered with mustache's HTML escaping.
+ */
+export function renderFortunes(rows) {
+  const all = rows.concat([{ id: 0, message: ADDED_FORTUNE }]);
+  all.sort((a, b) => (a.message < b.message ? -1 : a.message > b.message ? 1 : 0));
+  return Mustache.render(FORTUNES_TEMPLATE, { rows: all });
+}
+
+function fortunes(req, res, pool) {
+  if (pool === null) {
+    noDatabase(res);
+    return;
+  }
+  pool.query(FORTUNES_SQL).then(
+    ({ rows }) => send(res, 200, 'text/html; charset=utf-8', renderFortunes(rows)),
+    (err) => databaseFailed(res, err),
+  );
+}
+
 // -- ws ----------------------------------------------------------------------
 
 function echoMessages(ws) {
@@ -497,6 +535,9 @@ export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR
       if (!get) methodNotAllowed(req, res, 'GET, HEAD');
       else if (path === '/db') dbRow(req, res, pool, new URLSearchParams(url.slice(path.length)));
       else dbList(req, res, pool, new URLSearchParams(url.slice(path.length)));
+    } else if (path === '/fortunes') {
+      if (get) fortunes(req, res, pool);
+      else methodNotAllowed(req, res, 'GET, HEAD');
     } else if (path.startsWith('/static/')) {
       if (get) serveStatic(req, res, staticDir, path.slice('/static/'.length));
       else methodNotAllowed(req, res, 'GET, HEAD');

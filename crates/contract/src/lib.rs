@@ -6,6 +6,7 @@
 mod client;
 pub mod db;
 mod digest;
+pub mod fortunes;
 mod generator;
 mod requests;
 mod rng;
@@ -33,4 +34,4 @@ pub use work::{answer, Rejection};
 pub use ws_client::{Frame, WsClient, WsError};
 
 /// The contract version this crate implements (CONTRACT.md, "Version").
-pub const CONTRACT_VERSION: &str = "1.2";
+pub const CONTRACT_VERSION: &str = "1.3";

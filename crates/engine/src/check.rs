@@ -83,6 +83,10 @@ pub enum BodyExpect {
     /// serialization: most servers produce exactly that, so a byte comparison
     /// settles most answers without parsing.
     Json { value: Value, compact: Vec<u8> },
+    /// An HTML page whose table rows (`<tr>` with `<td>` cells, in order)
+    /// read back as these texts, every `<` and `&` of them escaped
+    /// (`html.rs`; the contract's `fortunes`).
+    HtmlTable(Vec<Vec<String>>),
 }
 
 impl BodyExpect {
@@ -103,6 +107,12 @@ impl BodyExpect {
             // JSON may be spelled longer than its compact form (spaces,
             // `1.50`, escapes); a cap well above that is still bounded.
             BodyExpect::Json { compact, .. } => (compact.len() * 8).max(JSON_BODY_CAP),
+            // Markup, spacing and references may spell a cell several times
+            // longer than its text.
+            BodyExpect::HtmlTable(rows) => {
+                let text: usize = rows.iter().flatten().map(|c| c.len() + 64).sum();
+                (text * 8).max(JSON_BODY_CAP)
+            }
         }
     }
 
@@ -117,6 +127,7 @@ impl BodyExpect {
                     || serde_json::from_slice::<Value>(body)
                         .is_ok_and(|got| json_equal(&got, value))
             }
+            BodyExpect::HtmlTable(rows) => crate::html::table_problem(body, rows).is_none(),
         }
     }
 }

@@ -284,6 +284,12 @@ pub(crate) struct VerifyArgs {
     #[arg(long)]
     pub json_comp: bool,
 
+    /// Run the fortunes checks (needs --database-url): the server offers
+    /// GET /fortunes, the fortune table as an HTML page, sorted, escaped
+    /// and never cached (verify adds a row through the database).
+    #[arg(long)]
+    pub fortunes: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,

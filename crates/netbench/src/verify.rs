@@ -36,6 +36,7 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     opts.static_files = args.static_files;
     opts.upload = args.upload;
     opts.json_comp = args.json_comp;
+    opts.fortunes = args.fortunes;
     let report = verify(&opts);
     // The contract says HOST: a server on every address is reachable from
     // the network. Only this machine's sockets can be seen.

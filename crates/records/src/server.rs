@@ -83,11 +83,13 @@ pub enum Offer {
     Upload,
     /// `POST /work` compressed when `Accept-Encoding` allows it.
     JsonComp,
+    /// `GET /fortunes`, an HTML page of a PostgreSQL table (contract 1.3).
+    Fortunes,
 }
 
 /// Parts issue 31 plans that this netbench cannot check yet: a manifest
 /// naming one is refused with that said, not with "unknown".
-const PLANNED: [&str; 4] = ["app", "fortunes", "queries", "updates"];
+const PLANNED: [&str; 3] = ["app", "queries", "updates"];
 
 impl Offer {
     pub fn as_str(self) -> &'static str {
@@ -97,6 +99,7 @@ impl Offer {
             Offer::Static => "static",
             Offer::Upload => "upload",
             Offer::JsonComp => "json-comp",
+            Offer::Fortunes => "fortunes",
         }
     }
 }
@@ -147,12 +150,13 @@ impl Tier {
 }
 
 impl Offer {
-    pub const ALL: [Offer; 5] = [
+    pub const ALL: [Offer; 6] = [
         Offer::Db,
         Offer::Ws,
         Offer::Static,
         Offer::Upload,
         Offer::JsonComp,
+        Offer::Fortunes,
     ];
 
     pub fn parse(name: &str) -> Option<Offer> {

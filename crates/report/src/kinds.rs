@@ -417,6 +417,7 @@ pub(crate) mod testing {
                     "static" | "static-1m" => Some(Offer::Static),
                     "upload" => Some(Offer::Upload),
                     "json-comp" => Some(Offer::JsonComp),
+                    "fortunes" => Some(Offer::Fortunes),
                     "ws" => Some(Offer::Ws),
                     _ => None,
                 },

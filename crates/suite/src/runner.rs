@@ -183,6 +183,9 @@ fn requests_for(
             keepalive,
             WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
         ),
+        Endpoint::Fortunes => vec![netbench_contract::fortunes::fortunes_request(
+            url, keepalive,
+        )],
     }
 }
 
@@ -196,10 +199,7 @@ struct Backends {
 
 impl Backends {
     fn start(suite: &Suite, cpus: &Cpus) -> Result<Backends, RunError> {
-        let needs_db = suite
-            .scenarios
-            .iter()
-            .any(|s| s.endpoint.needs() == Some(Offer::Db));
+        let needs_db = suite.scenarios.iter().any(|s| s.endpoint.uses_database());
         if !needs_db {
             return Ok(Backends {
                 postgres: None,
@@ -398,13 +398,14 @@ fn prepare(
     }
     let client = Client::new(addr, Duration::from_secs(5));
     let mut options = VerifyOptions::new(client, seed_now());
-    if t.manifest.offers(Offer::Db) {
+    if t.manifest.offers(Offer::Db) || t.manifest.offers(Offer::Fortunes) {
         options.database_url = backends.postgres.as_ref().map(PrivatePostgres::url);
     }
     options.ws = t.manifest.offers(Offer::Ws);
     options.static_files = t.manifest.offers(Offer::Static);
     options.upload = t.manifest.offers(Offer::Upload);
     options.json_comp = t.manifest.offers(Offer::JsonComp);
+    options.fortunes = t.manifest.offers(Offer::Fortunes);
     let report = verify(&options);
     let wildcard = server.wildcard_listeners();
     server.stop(Duration::from_secs(5));

@@ -49,6 +49,9 @@ pub enum Endpoint {
     /// `POST /work` asking for gzip, each answer decoded and checked (the
     /// optional `json-comp` part).
     JsonComp,
+    /// `GET /fortunes`, each page's table checked (the optional `fortunes`
+    /// part: the run starts a PostgreSQL).
+    Fortunes,
 }
 
 impl Endpoint {
@@ -64,6 +67,7 @@ impl Endpoint {
             Endpoint::Static1m => "static-1m",
             Endpoint::Upload => "upload",
             Endpoint::JsonComp => "json-comp",
+            Endpoint::Fortunes => "fortunes",
         }
     }
 
@@ -77,7 +81,13 @@ impl Endpoint {
             Endpoint::Static | Endpoint::Static1m => Some(Offer::Static),
             Endpoint::Upload => Some(Offer::Upload),
             Endpoint::JsonComp => Some(Offer::JsonComp),
+            Endpoint::Fortunes => Some(Offer::Fortunes),
         }
+    }
+
+    /// Whether its server reads the run's PostgreSQL.
+    pub fn uses_database(self) -> bool {
+        matches!(self, Endpoint::Db | Endpoint::DbList | Endpoint::Fortunes)
     }
 }
 
@@ -693,7 +703,7 @@ fn network(s: &RawScenario) -> Result<(NetPlacement, Option<Bandwidth>), String>
                 .into(),
         );
     }
-    if placement == NetPlacement::Netns && s.endpoint.needs() == Some(crate::manifest::Offer::Db) {
+    if placement == NetPlacement::Netns && s.endpoint.uses_database() {
         return Err(format!(
             "endpoint = \"{}\" cannot go with placement = \"netns\": the server in its network \
              namespace cannot reach the runner's PostgreSQL, which listens on loopback in \

@@ -68,17 +68,28 @@ fn check_server(
     }
     // Every optional part a server offers is checked as the runner checks it.
     let mut options = VerifyOptions::new(client(addr), 0x6e62_7631);
-    if m.offers(Offer::Db) {
+    if m.offers(Offer::Db) || m.offers(Offer::Fortunes) {
         options.database_url = database_url.map(str::to_string);
     }
     options.ws = m.offers(Offer::Ws);
     options.static_files = m.offers(Offer::Static);
     options.upload = m.offers(Offer::Upload);
     options.json_comp = m.offers(Offer::JsonComp);
+    options.fortunes = m.offers(Offer::Fortunes);
     let report = verify(&options);
     for c in &report.checks {
         if c.status == CheckStatus::Fail {
             problems.push(format!("verify {}: {}", c.name, c.reason));
+        }
+    }
+    // A part the server offers is checked, never skipped.
+    for part in &m.offers {
+        let prefix = format!("{}:", part.as_str());
+        if let Some(s) = report.skipped.iter().find(|s| s.starts_with(&prefix)) {
+            problems.push(format!(
+                "offers {} but its checks were skipped: {s}",
+                part.as_str()
+            ));
         }
     }
     server.stop(Duration::from_secs(5));
@@ -184,7 +195,7 @@ fn every_reference_server_builds_and_conforms() {
     let servers = selected(servers, only.as_deref());
     let postgres = servers
         .iter()
-        .any(|(_, m)| m.offers(Offer::Db))
+        .any(|(_, m)| m.offers(Offer::Db) || m.offers(Offer::Fortunes))
         .then(|| PrivatePostgres::start(None).expect("PostgreSQL starts (make test installs it)"));
     let database_url = postgres.as_ref().map(PrivatePostgres::url);
     if let Some(url) = &database_url {

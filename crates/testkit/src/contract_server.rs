@@ -64,10 +64,16 @@ pub enum Flaw {
     GzipUnasked,
     /// Answers gzip requests with 16 MiB of zeros in 16 KB of gzip.
     GzipBomb,
+    /// Renders fortunes' messages without HTML escaping.
+    FortunesUnescaped,
+    /// Lists fortunes in the table's order, not sorted by message.
+    FortunesUnsorted,
+    /// Serves the first fortunes page it rendered from then on.
+    FortunesCached,
 }
 
 impl Flaw {
-    pub const NAMES: [(&'static str, Flaw); 19] = [
+    pub const NAMES: [(&'static str, Flaw); 22] = [
         ("none", Flaw::None),
         ("canned-work", Flaw::CannedWork),
         ("cached-work", Flaw::CachedWork),
@@ -87,6 +93,9 @@ impl Flaw {
         ("gzip-claim-plain", Flaw::GzipClaimPlain),
         ("gzip-unasked", Flaw::GzipUnasked),
         ("gzip-bomb", Flaw::GzipBomb),
+        ("fortunes-unescaped", Flaw::FortunesUnescaped),
+        ("fortunes-unsorted", Flaw::FortunesUnsorted),
+        ("fortunes-cached", Flaw::FortunesCached),
     ];
 
     pub fn from_name(name: &str) -> Option<Flaw> {
@@ -293,6 +302,10 @@ fn handle(
             }
             ("GET", p) if p.starts_with("/static/") => {
                 crate::apps_server::static_answer(&mut w, flaw, &req, &p["/static/".len()..])?
+            }
+            ("GET", "/fortunes") => {
+                let (status, ct, body) = crate::db_server::fortunes(db, flaw, cache);
+                respond(&mut w, flaw, status, ct, &body)?
             }
             ("GET", "/db" | "/db/list") => {
                 let (status, ct, body) = crate::db_server::answer(db, flaw, cache, &req.path);

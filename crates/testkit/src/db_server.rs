@@ -1,8 +1,10 @@
-//! The contract server's `db` part (CONTRACT.md, "db"): each connection's
-//! thread reads PostgreSQL through its own connection, opened on first use;
-//! or, as a flaw, answers a row it has seen before from a cache.
+//! The contract server's `db` and `fortunes` parts (CONTRACT.md, "db",
+//! "fortunes"): each connection's thread reads PostgreSQL through its own
+//! connection, opened on first use; or, as a flaw, answers a row or a page
+//! it has seen before from a cache.
 
 use netbench_contract::db::{Row, DEFAULT_COUNT, MAX_COUNT, SELECT_ROWS};
+use netbench_contract::fortunes::{ADDED, SELECT_FORTUNES};
 use serde_json::Value;
 
 use crate::contract_server::{Cache, Flaw};
@@ -32,6 +34,69 @@ impl DbConn {
         let rows = self.client()?.query(&sql, &[]).map_err(|e| e.to_string())?;
         Ok(rows.iter().map(Row::from_sql).collect())
     }
+}
+
+/// Status, content type and body of `GET /fortunes`. The page is written
+/// here by hand: this is the contract's reference server in the tests, and
+/// its flaws need to reach inside the rendering.
+pub(crate) fn fortunes(
+    conn: &mut DbConn,
+    flaw: Flaw,
+    cache: &Cache,
+) -> (u16, &'static str, Vec<u8>) {
+    const KEY: &str = "fortunes";
+    const HTML: &str = "text/html; charset=utf-8";
+    if flaw == Flaw::FortunesCached {
+        if let Some(hit) = cache.lock().unwrap().get(KEY).cloned() {
+            return (200, HTML, hit);
+        }
+    }
+    let read = conn
+        .client()
+        .and_then(|c| c.query(SELECT_FORTUNES, &[]).map_err(|e| e.to_string()));
+    let mut rows: Vec<(i32, String)> = match read {
+        Ok(rows) => rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
+        Err(e) => return (503, "text/plain", format!("database: {e}").into_bytes()),
+    };
+    rows.push((0, ADDED.to_string()));
+    if flaw != Flaw::FortunesUnsorted {
+        rows.sort_by(|a, b| a.1.cmp(&b.1));
+    }
+    let mut page = String::from(
+        "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>\
+         <tr><th>id</th><th>message</th></tr>",
+    );
+    for (id, message) in &rows {
+        let message = if flaw == Flaw::FortunesUnescaped {
+            message.clone()
+        } else {
+            escape_html(message)
+        };
+        page.push_str(&format!("<tr><td>{id}</td><td>{message}</td></tr>"));
+    }
+    page.push_str("</table></body></html>");
+    if flaw == Flaw::FortunesCached {
+        cache
+            .lock()
+            .unwrap()
+            .insert(KEY.to_string(), page.clone().into_bytes());
+    }
+    (200, HTML, page.into_bytes())
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The value of `name` in a query string, as written.

@@ -18,6 +18,7 @@ import {
   parseListQuery,
   parseRowQuery,
   poolSize,
+  renderFortunes,
   renderRow,
 } from '../server.js';
 
@@ -249,6 +250,20 @@ function expectedRow(i) {
     updated: new Date(Date.UTC(2020, 0, 1) + i * 1234567).toISOString(),
   };
 }
+
+describe('fortunes page', () => {
+  test('sorted by message with the added row, every message escaped', () => {
+    const page = renderFortunes([
+      { id: 11, message: '<script>alert("x");</script>' },
+      { id: 1, message: 'fortune: & more' },
+    ]);
+    assert.ok(!page.includes('<script>'), page);
+    const script = page.indexOf('&lt;script&gt;');
+    const added = page.indexOf('Additional fortune added at request time.');
+    const amp = page.indexOf('fortune: &amp; more');
+    assert.ok(script > 0 && script < added && added < amp, page);
+  });
+});
 
 describe('db parameters and rows', () => {
   const q = (s) => new URLSearchParams(s);

@@ -140,7 +140,7 @@ impl<'r> Item<'r> {
 }
 
 /// Why the database gave no answer: no connection (503) or a failed query (500).
-enum DbError {
+pub(crate) enum DbError {
     Unavailable(String),
     Query(tokio_postgres::Error),
 }
@@ -184,7 +184,7 @@ async fn fetch_list(pool: &Pool, from: i32, count: i32) -> Result<Vec<u8>, DbErr
     Ok(serde_json::to_vec(&items).expect("rows always serialize"))
 }
 
-fn failed(e: DbError) -> Response<Full<Bytes>> {
+pub(crate) fn failed(e: DbError) -> Response<Full<Bytes>> {
     match e {
         DbError::Unavailable(e) => respond(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -199,7 +199,7 @@ fn failed(e: DbError) -> Response<Full<Bytes>> {
     }
 }
 
-fn no_database() -> Response<Full<Bytes>> {
+pub(crate) fn no_database() -> Response<Full<Bytes>> {
     respond(
         StatusCode::SERVICE_UNAVAILABLE,
         TEXT,

@@ -10,6 +10,7 @@
 
 mod apps;
 mod db;
+mod fortunes;
 #[cfg(test)]
 mod server_tests;
 mod work;
@@ -62,6 +63,7 @@ enum Route {
     Echo,
     Db,
     DbList,
+    Fortunes,
     Ws,
     Static,
     Upload,
@@ -74,6 +76,7 @@ fn route(path: &str, root: Root) -> Route {
         "/work" => Route::Work,
         "/db" => Route::Db,
         "/db/list" => Route::DbList,
+        "/fortunes" => Route::Fortunes,
         "/ws" => Route::Ws,
         "/upload" => Route::Upload,
         "/" => match root {
@@ -149,12 +152,20 @@ async fn handle(
         (Route::Upload, Method::POST) => apps::upload(request).await,
         (Route::Db, Method::GET) => db::one(app.db.as_ref(), request.uri().query()).await,
         (Route::DbList, Method::GET) => db::list(app.db.as_ref(), request.uri().query()).await,
+        (Route::Fortunes, Method::GET) => fortunes::page(app.db.as_ref()).await,
         (Route::Ws, Method::GET) => ws::upgrade(request),
         (Route::NotFound, _) => respond(StatusCode::NOT_FOUND, TEXT, "not found"),
         (Route::Work | Route::Upload, _) => not_allowed("POST"),
-        (Route::Blank | Route::Echo | Route::Db | Route::DbList | Route::Ws | Route::Static, _) => {
-            not_allowed("GET")
-        }
+        (
+            Route::Blank
+            | Route::Echo
+            | Route::Db
+            | Route::DbList
+            | Route::Fortunes
+            | Route::Ws
+            | Route::Static,
+            _,
+        ) => not_allowed("GET"),
     };
     Ok(response.map(Either::Left))
 }
@@ -307,6 +318,7 @@ mod tests {
         assert_eq!(route("/blank/", Root::Blank), Route::NotFound);
         assert_eq!(route("/db", Root::NotFound), Route::Db);
         assert_eq!(route("/db/list", Root::NotFound), Route::DbList);
+        assert_eq!(route("/fortunes", Root::NotFound), Route::Fortunes);
         assert_eq!(route("/db/", Root::NotFound), Route::NotFound);
         assert_eq!(route("/ws", Root::NotFound), Route::Ws);
         assert_eq!(route("/ws/", Root::NotFound), Route::NotFound);

@@ -4,6 +4,8 @@
 mod checks;
 #[cfg(feature = "postgres")]
 mod db;
+#[cfg(feature = "postgres")]
+mod fortunes;
 mod json_comp;
 mod static_files;
 mod upload;
@@ -60,6 +62,9 @@ pub struct VerifyOptions {
     pub upload: bool,
     /// Run the `json-comp` checks (CONTRACT.md, "json-comp", version 1.2).
     pub json_comp: bool,
+    /// Run the `fortunes` checks (CONTRACT.md, "fortunes", version 1.3)
+    /// against `database_url`.
+    pub fortunes: bool,
 }
 
 impl VerifyOptions {
@@ -75,6 +80,7 @@ impl VerifyOptions {
             static_files: false,
             upload: false,
             json_comp: false,
+            fortunes: false,
         }
     }
 }
@@ -187,6 +193,20 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
         #[cfg(not(feature = "postgres"))]
         Some(_) => skipped.push("db: this build has no PostgreSQL client".to_string()),
         None => skipped.push("db: no database given (--database-url)".to_string()),
+    }
+    match (&opts.database_url, opts.fortunes) {
+        (_, false) => skipped
+            .push("fortunes: not asked for (--fortunes runs the fortunes-* checks)".to_string()),
+        #[cfg(feature = "postgres")]
+        (Some(url), true) => out.extend(fortunes::checks(&mut ctx, url)),
+        #[cfg(not(feature = "postgres"))]
+        (Some(_), true) => {
+            skipped.push("fortunes: this build has no PostgreSQL client".to_string())
+        }
+        (None, true) => skipped.push(
+            "fortunes: no database given (--database-url), so the page cannot be judged"
+                .to_string(),
+        ),
     }
     if opts.ws {
         out.extend(ws::checks(&mut ctx));
