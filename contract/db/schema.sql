@@ -45,3 +45,19 @@ INSERT INTO fortune (id, message) VALUES
     (12, 'フレームワークのベンチマーク');
 
 ANALYZE fortune;
+
+-- The table behind GET /queries and GET /updates (contract/CONTRACT.md,
+-- "queries" and "updates"): TechEmpower's World, 10,000 rows, each
+-- randomNumber a formula of the id so that an answer can be checked without
+-- the database. /updates changes rows; the runner puts them back after each
+-- updates cell (crates/contract/src/world.rs, RESEED_SQL).
+CREATE TABLE world (
+    id           integer PRIMARY KEY,
+    randomnumber integer NOT NULL
+);
+
+INSERT INTO world (id, randomnumber)
+SELECT i, 1 + (i * 7919 + 13) % 10000
+FROM generate_series(1, 10000) AS i;
+
+ANALYZE world;

@@ -29,7 +29,7 @@ const maxBodyBytes = 1 << 20
 const dateLayout = "2006-01-02T15:04:05.000Z"
 
 // newHandler returns the routes of the contract. pool may be nil (no
-// DATABASE_URL): /db, /db/list and /fortunes then answer 503. static serves /static/.
+// DATABASE_URL): /db, /db/list, /fortunes, /queries and /updates then answer 503. static serves /static/.
 func newHandler(root rootMode, pool *pgxpool.Pool, static staticFiles) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /blank", blank)
@@ -39,6 +39,8 @@ func newHandler(root rootMode, pool *pgxpool.Pool, static staticFiles) http.Hand
 	mux.HandleFunc("GET /db", db.row)
 	mux.HandleFunc("GET /db/list", db.list)
 	mux.HandleFunc("GET /fortunes", db.fortunes)
+	mux.HandleFunc("GET /queries", db.queries)
+	mux.HandleFunc("GET /updates", db.updates)
 	mux.HandleFunc("GET /ws", wsEcho)
 	mux.HandleFunc("GET /static/{name}", static.serve)
 	mux.HandleFunc("POST /upload", upload)

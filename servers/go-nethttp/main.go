@@ -6,8 +6,9 @@
 // pool of at most DATABASE_POOL_SIZE connections), ws (WebSocket echo at
 // /ws), and those of contract 1.2: static (/static/14k and /static/1m from
 // ./static), upload (POST /upload) and json-comp (/work gzip-compressed on
-// request), and that of contract 1.3: fortunes (/fortunes, an html/template
-// page of the fortune table); and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
+// request), and those of contract 1.3: fortunes (/fortunes, an html/template
+// page of the fortune table), queries and updates (/queries and /updates of
+// the world table); and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
 // answer as /blank or /work.
 package main
 

@@ -16,9 +16,9 @@
 // compressed by node:zlib (gzip, or brotli when gzip is not allowed) when
 // Accept-Encoding allows it.
 //
-// The optional part of contract 1.3: /fortunes reads the fortune table
+// The optional parts of contract 1.3: /fortunes reads the fortune table
 // through the same Pool and renders it with mustache, whose {{ }} escapes
-// HTML.
+// HTML; /queries and /updates read (and write) World rows, one query each.
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -301,6 +301,49 @@ function fortunes(req, res, pool) {
   );
 }
 
+// -- queries and updates -----------------------------------------------------
+
+const WORLD_ROWS = 10000;
+const MAX_QUERIES = 500;
+// Named, so node-postgres prepares each once per pooled connection.
+const WORLD_READ = { name: 'world-read', text: 'SELECT id, randomnumber FROM world WHERE id = $1' };
+const WORLD_WRITE = { name: 'world-write', text: 'UPDATE world SET randomnumber = $1 WHERE id = $2' };
+
+/** `queries=N` clamped as TechEmpower does: not an integer or below 1 is 1, above 500 is 500. */
+export function clampQueries(params) {
+  const raw = params.get('queries');
+  const n = raw !== null && /^-?\d+$/.test(raw) ? Number(raw) : 1;
+  if (n < 1) return 1;
+  return Math.min(n, MAX_QUERIES);
+}
+
+const randomRow = () => 1 + Math.floor(Math.random() * WORLD_ROWS);
+
+/**
+ * /queries and /updates: N rows read, each with its own query (in flight
+ * together over the Pool); for updates each given a new number and written
+ * back, one UPDATE per row.
+ */
+function world(req, res, pool, params, update) {
+  if (pool === null) {
+    noDatabase(res);
+    return;
+  }
+  const n = clampQueries(params);
+  const reads = [];
+  for (let i = 0; i < n; i++) reads.push(pool.query({ ...WORLD_READ, values: [randomRow()] }));
+  Promise.all(reads)
+    .then(async (results) => {
+      const rows = results.map(({ rows: [r] }) => ({ id: r.id, randomNumber: r.randomnumber }));
+      if (update) {
+        for (const row of rows) row.randomNumber = randomRow();
+        await Promise.all(rows.map((r) => pool.query({ ...WORLD_WRITE, values: [r.randomNumber, r.id] })));
+      }
+      send(res, 200, 'application/json', JSON.stringify(rows));
+    })
+    .catch((err) => databaseFailed(res, err));
+}
+
 // -- ws ----------------------------------------------------------------------
 
 function echoMessages(ws) {
@@ -535,6 +578,9 @@ export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR
       if (!get) methodNotAllowed(req, res, 'GET, HEAD');
       else if (path === '/db') dbRow(req, res, pool, new URLSearchParams(url.slice(path.length)));
       else dbList(req, res, pool, new URLSearchParams(url.slice(path.length)));
+    } else if (path === '/queries' || path === '/updates') {
+      if (get) world(req, res, pool, new URLSearchParams(url.slice(path.length)), path === '/updates');
+      else methodNotAllowed(req, res, 'GET, HEAD');
     } else if (path === '/fortunes') {
       if (get) fortunes(req, res, pool);
       else methodNotAllowed(req, res, 'GET, HEAD');

@@ -14,6 +14,7 @@ mod static_files;
 mod timefmt;
 mod verify;
 mod work;
+pub mod world;
 mod ws_client;
 
 pub use client::{Client, ClientError, Response};

@@ -87,6 +87,61 @@ pub enum BodyExpect {
     /// read back as these texts, every `<` and `&` of them escaped
     /// (`html.rs`; the contract's `fortunes`).
     HtmlTable(Vec<Vec<String>>),
+    /// A JSON array of exactly `count` rows of TechEmpower's World, each
+    /// an object of exactly `id` (1 to 10,000) and `randomNumber` (1 to
+    /// 10,000, or the seeded value of its id).
+    WorldRows { count: usize, value: WorldValue },
+}
+
+/// What a World row's `randomNumber` must be.
+#[derive(Debug, Clone, Copy)]
+pub enum WorldValue {
+    /// Any number from 1 to 10,000 (rows an update just wrote).
+    InRange,
+    /// The seeded value of the row's id, by this formula (the table is
+    /// unchanged while the cell runs).
+    Seeded(fn(i64) -> i64),
+}
+
+/// The ids and numbers of a World table.
+const WORLD_ROWS: std::ops::RangeInclusive<i64> = 1..=10_000;
+
+/// Why `body` is not `count` World rows as `value` wants, if it is not.
+pub fn world_rows_problem(body: &[u8], count: usize, value: WorldValue) -> Option<String> {
+    let rows: Vec<Value> = match serde_json::from_slice(body) {
+        Ok(Value::Array(rows)) => rows,
+        Ok(_) => return Some("not a JSON array".to_string()),
+        Err(e) => return Some(format!("not JSON: {e}")),
+    };
+    if rows.len() != count {
+        return Some(format!("{} rows, want {count}", rows.len()));
+    }
+    for (i, row) in rows.iter().enumerate() {
+        let fields = row.as_object().filter(|o| o.len() == 2);
+        let get = |k: &str| fields.and_then(|o| o.get(k)).and_then(Value::as_i64);
+        let (Some(id), Some(number)) = (get("id"), get("randomNumber")) else {
+            return Some(format!(
+                "row {} is `{row}`, want an object of exactly two integers, id and randomNumber",
+                i + 1
+            ));
+        };
+        if !WORLD_ROWS.contains(&id) || !WORLD_ROWS.contains(&number) {
+            return Some(format!(
+                "row {} is `{row}`: id and randomNumber go from 1 to 10000",
+                i + 1
+            ));
+        }
+        if let WorldValue::Seeded(seed) = value {
+            if number != seed(id) {
+                return Some(format!(
+                    "row {} is `{row}`, but the table holds randomNumber {} for id {id}",
+                    i + 1,
+                    seed(id)
+                ));
+            }
+        }
+    }
+    None
 }
 
 impl BodyExpect {
@@ -113,6 +168,9 @@ impl BodyExpect {
                 let text: usize = rows.iter().flatten().map(|c| c.len() + 64).sum();
                 (text * 8).max(JSON_BODY_CAP)
             }
+            // `{"id":10000,"randomNumber":10000}` is 34 bytes; spacing may
+            // double it.
+            BodyExpect::WorldRows { count, .. } => (count * 80).max(JSON_BODY_CAP),
         }
     }
 
@@ -128,6 +186,9 @@ impl BodyExpect {
                         .is_ok_and(|got| json_equal(&got, value))
             }
             BodyExpect::HtmlTable(rows) => crate::html::table_problem(body, rows).is_none(),
+            BodyExpect::WorldRows { count, value } => {
+                world_rows_problem(body, *count, *value).is_none()
+            }
         }
     }
 }
@@ -186,6 +247,41 @@ fn normalize(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn world_rows_are_counted_bounded_and_seeded() {
+        fn seed(id: i64) -> i64 {
+            id + 1
+        }
+        let ok = br#"[{"id":1,"randomNumber":2},{"randomNumber":10000,"id":9999}]"#;
+        assert_eq!(world_rows_problem(ok, 2, WorldValue::Seeded(seed)), None);
+        assert_eq!(world_rows_problem(ok, 2, WorldValue::InRange), None);
+        let fabricated = br#"[{"id":1,"randomNumber":7}]"#;
+        assert!(world_rows_problem(fabricated, 1, WorldValue::InRange).is_none());
+        assert!(world_rows_problem(fabricated, 1, WorldValue::Seeded(seed))
+            .unwrap()
+            .contains("holds randomNumber 2"));
+        for (bad, says) in [
+            (&br#"{"id":1}"#[..], "not a JSON array"),
+            (b"[", "not JSON"),
+            (br#"[{"id":1,"randomNumber":2}]"#, "1 rows, want 2"),
+            (
+                br#"[{"id":1,"randomNumber":2},{"id":0,"randomNumber":1}]"#,
+                "from 1 to 10000",
+            ),
+            (
+                br#"[{"id":1,"randomNumber":2},{"id":2,"randomNumber":3,"x":1}]"#,
+                "exactly two",
+            ),
+            (
+                br#"[{"id":1,"randomNumber":2},{"id":"2","randomNumber":3}]"#,
+                "exactly two",
+            ),
+        ] {
+            let p = world_rows_problem(bad, 2, WorldValue::InRange).unwrap();
+            assert!(p.contains(says), "{p}");
+        }
+    }
 
     #[test]
     fn gzip_is_checked_by_its_header_and_inflated_within_a_bound() {

@@ -41,7 +41,9 @@ mod window;
 mod worker;
 pub mod ws;
 
-pub use check::{content_type_matches, BodyExpect, Coding, Expect, StatusExpect};
+pub use check::{
+    content_type_matches, world_rows_problem, BodyExpect, Coding, Expect, StatusExpect, WorldValue,
+};
 pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::EngineError;
 pub use error_kind::{ErrorCounts, ErrorKind};

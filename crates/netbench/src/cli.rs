@@ -290,6 +290,18 @@ pub(crate) struct VerifyArgs {
     #[arg(long)]
     pub fortunes: bool,
 
+    /// Run the queries checks (needs --database-url): GET /queries?queries=N
+    /// answers N random World rows as the table holds them, N clamped to
+    /// 1..500 as TechEmpower does; verify changes the table to catch caches.
+    #[arg(long)]
+    pub queries: bool,
+
+    /// Run the updates checks (needs --database-url): GET /updates?queries=N
+    /// changes N random World rows and writes them; verify reads them back,
+    /// then puts the table back to its seeded values.
+    #[arg(long)]
+    pub updates: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,

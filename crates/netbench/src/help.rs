@@ -195,7 +195,9 @@ empty-dates, bad-date, keep-alive, framing, date. With --ws: ws-handshake, ws-ec
 ws-fragmented, ws-ping, ws-close, ws-unmasked. With --static: static-content,
 static-length, static-headers, static-304. With --upload: upload-digest, upload-early,
 upload-too-large. With --json-comp: json-comp-gzip, json-comp-plain, json-comp-br.
-With --fortunes and --database-url: fortunes-page, fortunes-escaped, fortunes-follows.
+With --database-url and --fortunes: fortunes-page, fortunes-escaped, fortunes-follows;
+--queries: queries-rows, queries-clamp, queries-follows; --updates: updates-rows,
+updates-written.
 See contract/CONTRACT.md.
 
 Exit codes:

@@ -37,6 +37,8 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     opts.upload = args.upload;
     opts.json_comp = args.json_comp;
     opts.fortunes = args.fortunes;
+    opts.queries = args.queries;
+    opts.updates = args.updates;
     let report = verify(&opts);
     // The contract says HOST: a server on every address is reachable from
     // the network. Only this machine's sockets can be seen.

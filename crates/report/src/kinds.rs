@@ -418,6 +418,8 @@ pub(crate) mod testing {
                     "upload" => Some(Offer::Upload),
                     "json-comp" => Some(Offer::JsonComp),
                     "fortunes" => Some(Offer::Fortunes),
+                    "queries" => Some(Offer::Queries),
+                    "updates" => Some(Offer::Updates),
                     "ws" => Some(Offer::Ws),
                     _ => None,
                 },

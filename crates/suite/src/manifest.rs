@@ -300,7 +300,7 @@ mod tests {
         assert!(m.offers(Offer::Static) && m.offers(Offer::Upload) && m.offers(Offer::JsonComp));
         assert!(!m.offers(Offer::Db));
         for (offers, says) in [
-            ("[\"queries\"]", "planned (issue 31)"),
+            ("[\"app\"]", "planned (issue 31)"),
             ("[\"gzip\"]", "unknown part `gzip`"),
             ("[\"static\", \"static\"]", "names a part twice"),
         ] {

@@ -137,6 +137,11 @@ pub enum RunError {
     Postgres(#[from] crate::postgres::PgError),
     #[error(transparent)]
     Netns(#[from] crate::netns::NetnsError),
+    #[error(
+        "cannot put the World table back after an updates cell ({0}): the cells after it \
+         would be measured against changed rows, so the run stops here; resume it with --resume"
+    )]
+    Reseed(String),
 }
 
 /// How the run ended.
@@ -186,6 +191,8 @@ fn requests_for(
         Endpoint::Fortunes => vec![netbench_contract::fortunes::fortunes_request(
             url, keepalive,
         )],
+        Endpoint::Queries => vec![netbench_contract::world::queries_request(url, keepalive)],
+        Endpoint::Updates => vec![netbench_contract::world::updates_request(url, keepalive)],
     }
 }
 
@@ -398,7 +405,8 @@ fn prepare(
     }
     let client = Client::new(addr, Duration::from_secs(5));
     let mut options = VerifyOptions::new(client, seed_now());
-    if t.manifest.offers(Offer::Db) || t.manifest.offers(Offer::Fortunes) {
+    let reads_database = [Offer::Db, Offer::Fortunes, Offer::Queries, Offer::Updates];
+    if reads_database.into_iter().any(|o| t.manifest.offers(o)) {
         options.database_url = backends.postgres.as_ref().map(PrivatePostgres::url);
     }
     options.ws = t.manifest.offers(Offer::Ws);
@@ -406,6 +414,8 @@ fn prepare(
     options.upload = t.manifest.offers(Offer::Upload);
     options.json_comp = t.manifest.offers(Offer::JsonComp);
     options.fortunes = t.manifest.offers(Offer::Fortunes);
+    options.queries = t.manifest.offers(Offer::Queries);
+    options.updates = t.manifest.offers(Offer::Updates);
     let report = verify(&options);
     let wildcard = server.wildcard_listeners();
     server.stop(Duration::from_secs(5));
@@ -819,8 +829,24 @@ fn measure(
             debug_assert!(record.status == MeasurementStatus::Ok || record.failure.is_some());
         }
     }
+    if s.endpoint == Endpoint::Updates {
+        reseed_world(env.backend_env).map_err(RunError::Reseed)?;
+    }
     sleep_unless_cancelled(req.suite.cooldown, &req.cancel);
     Ok(true)
+}
+
+/// Puts the World rows an updates cell changed back to their seeded
+/// values, so that every queries cell checks against the same table.
+fn reseed_world(backend_env: &[(String, String)]) -> Result<(), String> {
+    let url = backend_env
+        .iter()
+        .find(|(k, _)| k == "DATABASE_URL")
+        .map(|(_, v)| v.as_str())
+        .ok_or("the run has no database")?;
+    let mut pg = postgres::Client::connect(url, postgres::NoTls).map_err(|e| e.to_string())?;
+    pg.batch_execute(netbench_contract::world::RESEED_SQL)
+        .map_err(|e| e.to_string())
 }
 
 fn sleep_unless_cancelled(d: Duration, cancel: &AtomicBool) {

@@ -52,6 +52,12 @@ pub enum Endpoint {
     /// `GET /fortunes`, each page's table checked (the optional `fortunes`
     /// part: the run starts a PostgreSQL).
     Fortunes,
+    /// `GET /queries?queries=20`, each row checked against the seeded
+    /// World table (the optional `queries` part).
+    Queries,
+    /// `GET /updates?queries=20`, each row checked for shape and range; the
+    /// table is put back after each cell (the optional `updates` part).
+    Updates,
 }
 
 impl Endpoint {
@@ -68,6 +74,8 @@ impl Endpoint {
             Endpoint::Upload => "upload",
             Endpoint::JsonComp => "json-comp",
             Endpoint::Fortunes => "fortunes",
+            Endpoint::Queries => "queries",
+            Endpoint::Updates => "updates",
         }
     }
 
@@ -82,12 +90,21 @@ impl Endpoint {
             Endpoint::Upload => Some(Offer::Upload),
             Endpoint::JsonComp => Some(Offer::JsonComp),
             Endpoint::Fortunes => Some(Offer::Fortunes),
+            Endpoint::Queries => Some(Offer::Queries),
+            Endpoint::Updates => Some(Offer::Updates),
         }
     }
 
     /// Whether its server reads the run's PostgreSQL.
     pub fn uses_database(self) -> bool {
-        matches!(self, Endpoint::Db | Endpoint::DbList | Endpoint::Fortunes)
+        matches!(
+            self,
+            Endpoint::Db
+                | Endpoint::DbList
+                | Endpoint::Fortunes
+                | Endpoint::Queries
+                | Endpoint::Updates
+        )
     }
 }
 
@@ -763,7 +780,7 @@ mod tests {
     "#;
 
     #[test]
-    fn the_1_2_parts_endpoints_parse_and_need_their_part() {
+    fn the_1_2_and_1_3_parts_endpoints_parse_and_need_their_part() {
         use crate::manifest::Offer;
         let text = r#"
 servers = ["a"]
@@ -783,6 +800,18 @@ connections = [1]
 name = "j"
 endpoint = "json-comp"
 connections = [1]
+[[scenarios]]
+name = "f"
+endpoint = "fortunes"
+connections = [1]
+[[scenarios]]
+name = "q"
+endpoint = "queries"
+connections = [1]
+[[scenarios]]
+name = "up"
+endpoint = "updates"
+connections = [1]
 "#;
         let suite = Suite::parse("t", text).unwrap();
         let got: Vec<_> = suite
@@ -797,8 +826,18 @@ connections = [1]
                 ("static-1m", Some(Offer::Static)),
                 ("upload", Some(Offer::Upload)),
                 ("json-comp", Some(Offer::JsonComp)),
+                ("fortunes", Some(Offer::Fortunes)),
+                ("queries", Some(Offer::Queries)),
+                ("updates", Some(Offer::Updates)),
             ]
         );
+        let database: Vec<_> = suite
+            .scenarios
+            .iter()
+            .filter(|s| s.endpoint.uses_database())
+            .map(|s| s.endpoint.name())
+            .collect();
+        assert_eq!(database, ["fortunes", "queries", "updates"]);
         let bad = text.replace("static-1m", "static-2m");
         assert!(Suite::parse("t", &bad).is_err());
     }

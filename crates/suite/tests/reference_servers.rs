@@ -29,6 +29,13 @@ fn client(addr: SocketAddr) -> Client {
     Client::new(addr, Duration::from_secs(5))
 }
 
+/// Whether the server offers a part that reads the database.
+fn reads_database(m: &ServerManifest) -> bool {
+    [Offer::Db, Offer::Fortunes, Offer::Queries, Offer::Updates]
+        .into_iter()
+        .any(|o| m.offers(o))
+}
+
 /// Everything wrong with one server, or nothing. `database_url` is the
 /// private PostgreSQL that servers offering db read (their own tests see it
 /// too, as DATABASE_URL).
@@ -68,7 +75,7 @@ fn check_server(
     }
     // Every optional part a server offers is checked as the runner checks it.
     let mut options = VerifyOptions::new(client(addr), 0x6e62_7631);
-    if m.offers(Offer::Db) || m.offers(Offer::Fortunes) {
+    if reads_database(m) {
         options.database_url = database_url.map(str::to_string);
     }
     options.ws = m.offers(Offer::Ws);
@@ -76,6 +83,8 @@ fn check_server(
     options.upload = m.offers(Offer::Upload);
     options.json_comp = m.offers(Offer::JsonComp);
     options.fortunes = m.offers(Offer::Fortunes);
+    options.queries = m.offers(Offer::Queries);
+    options.updates = m.offers(Offer::Updates);
     let report = verify(&options);
     for c in &report.checks {
         if c.status == CheckStatus::Fail {
@@ -195,7 +204,7 @@ fn every_reference_server_builds_and_conforms() {
     let servers = selected(servers, only.as_deref());
     let postgres = servers
         .iter()
-        .any(|(_, m)| m.offers(Offer::Db) || m.offers(Offer::Fortunes))
+        .any(|(_, m)| reads_database(m))
         .then(|| PrivatePostgres::start(None).expect("PostgreSQL starts (make test installs it)"));
     let database_url = postgres.as_ref().map(PrivatePostgres::url);
     if let Some(url) = &database_url {

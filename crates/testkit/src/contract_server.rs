@@ -70,10 +70,18 @@ pub enum Flaw {
     FortunesUnsorted,
     /// Serves the first fortunes page it rendered from then on.
     FortunesCached,
+    /// Answers /queries with made-up rows, never reading the database.
+    QueriesFabricated,
+    /// Takes `queries=N` as it comes: 0 rows for 0, 501 for 501.
+    QueriesUnclamped,
+    /// Answers a World row it has read before from a cache.
+    QueriesCached,
+    /// Answers /updates with new numbers but never writes them.
+    UpdatesUnwritten,
 }
 
 impl Flaw {
-    pub const NAMES: [(&'static str, Flaw); 22] = [
+    pub const NAMES: [(&'static str, Flaw); 26] = [
         ("none", Flaw::None),
         ("canned-work", Flaw::CannedWork),
         ("cached-work", Flaw::CachedWork),
@@ -96,6 +104,10 @@ impl Flaw {
         ("fortunes-unescaped", Flaw::FortunesUnescaped),
         ("fortunes-unsorted", Flaw::FortunesUnsorted),
         ("fortunes-cached", Flaw::FortunesCached),
+        ("queries-fabricated", Flaw::QueriesFabricated),
+        ("queries-unclamped", Flaw::QueriesUnclamped),
+        ("queries-cached", Flaw::QueriesCached),
+        ("updates-unwritten", Flaw::UpdatesUnwritten),
     ];
 
     pub fn from_name(name: &str) -> Option<Flaw> {
@@ -305,6 +317,10 @@ fn handle(
             }
             ("GET", "/fortunes") => {
                 let (status, ct, body) = crate::db_server::fortunes(db, flaw, cache);
+                respond(&mut w, flaw, status, ct, &body)?
+            }
+            ("GET", "/queries" | "/updates") => {
+                let (status, ct, body) = crate::db_server::world(db, flaw, cache, &req.path);
                 respond(&mut w, flaw, status, ct, &body)?
             }
             ("GET", "/db" | "/db/list") => {

@@ -5,6 +5,8 @@
 
 use netbench_contract::db::{Row, DEFAULT_COUNT, MAX_COUNT, SELECT_ROWS};
 use netbench_contract::fortunes::{ADDED, SELECT_FORTUNES};
+use netbench_contract::world::{clamp_queries, WORLD_ROWS};
+use netbench_contract::SplitMix64;
 use serde_json::Value;
 
 use crate::contract_server::{Cache, Flaw};
@@ -97,6 +99,78 @@ fn escape_html(text: &str) -> String {
         }
     }
     out
+}
+
+/// Status, content type and body of `GET /queries` or `GET /updates`: each
+/// row read by its own query, and for updates given a new random number and
+/// written back, one statement per row.
+pub(crate) fn world(
+    conn: &mut DbConn,
+    flaw: Flaw,
+    cache: &Cache,
+    path: &str,
+) -> (u16, &'static str, Vec<u8>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static DRAWS: AtomicU64 = AtomicU64::new(0x5eed);
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    let update = route == "/updates";
+    let raw = param(query, "queries");
+    let n = if flaw == Flaw::QueriesUnclamped {
+        raw.and_then(|v| v.parse().ok()).unwrap_or(1)
+    } else {
+        clamp_queries(raw)
+    };
+    let mut rng = SplitMix64::new(DRAWS.fetch_add(1, Ordering::Relaxed));
+    let mut draw = || 1 + rng.below(WORLD_ROWS as u64) as i32;
+    let mut rows = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = draw();
+        let key = format!("world:{id}");
+        let hit = (flaw == Flaw::QueriesCached)
+            .then(|| cache.lock().unwrap().get(&key).cloned())
+            .flatten();
+        let number: i32 = if flaw == Flaw::QueriesFabricated {
+            draw()
+        } else if let Some(hit) = hit {
+            String::from_utf8(hit).unwrap().parse().unwrap()
+        } else {
+            let read = conn.client().and_then(|c| {
+                c.query_one("SELECT randomnumber FROM world WHERE id = $1", &[&id])
+                    .map_err(|e| e.to_string())
+            });
+            match read {
+                Ok(r) => r.get(0),
+                Err(e) => return (503, "text/plain", format!("database: {e}").into_bytes()),
+            }
+        };
+        if flaw == Flaw::QueriesCached {
+            cache
+                .lock()
+                .unwrap()
+                .insert(key, number.to_string().into_bytes());
+        }
+        let number = if update {
+            let new = draw();
+            if flaw != Flaw::UpdatesUnwritten {
+                let wrote = conn.client().and_then(|c| {
+                    c.execute(
+                        "UPDATE world SET randomnumber = $1 WHERE id = $2",
+                        &[&new, &id],
+                    )
+                    .map_err(|e| e.to_string())
+                });
+                if let Err(e) = wrote {
+                    return (503, "text/plain", format!("database: {e}").into_bytes());
+                }
+            }
+            new
+        } else {
+            number
+        };
+        rows.push(serde_json::json!({"id": id, "randomNumber": number}));
+    }
+    let body = serde_json::to_vec(&rows).expect("a Value always serializes");
+    (200, "application/json", body)
 }
 
 /// The value of `name` in a query string, as written.

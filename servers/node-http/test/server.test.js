@@ -18,6 +18,7 @@ import {
   parseListQuery,
   parseRowQuery,
   poolSize,
+  clampQueries,
   renderFortunes,
   renderRow,
 } from '../server.js';
@@ -250,6 +251,22 @@ function expectedRow(i) {
     updated: new Date(Date.UTC(2020, 0, 1) + i * 1234567).toISOString(),
   };
 }
+
+describe('queries parameter', () => {
+  test('clamped as TechEmpower does', () => {
+    for (const [q, want] of [
+      ['', 1],
+      ['queries=', 1],
+      ['queries=foo', 1],
+      ['queries=0', 1],
+      ['queries=1.5', 1],
+      ['queries=20', 20],
+      ['queries=501', 500],
+    ]) {
+      assert.equal(clampQueries(new URLSearchParams(q)), want, q);
+    }
+  });
+});
 
 describe('fortunes page', () => {
   test('sorted by message with the added row, every message escaped', () => {

@@ -14,6 +14,7 @@ mod fortunes;
 #[cfg(test)]
 mod server_tests;
 mod work;
+mod world;
 mod ws;
 
 use std::convert::Infallible;
@@ -64,6 +65,8 @@ enum Route {
     Db,
     DbList,
     Fortunes,
+    Queries,
+    Updates,
     Ws,
     Static,
     Upload,
@@ -77,6 +80,8 @@ fn route(path: &str, root: Root) -> Route {
         "/db" => Route::Db,
         "/db/list" => Route::DbList,
         "/fortunes" => Route::Fortunes,
+        "/queries" => Route::Queries,
+        "/updates" => Route::Updates,
         "/ws" => Route::Ws,
         "/upload" => Route::Upload,
         "/" => match root {
@@ -153,6 +158,12 @@ async fn handle(
         (Route::Db, Method::GET) => db::one(app.db.as_ref(), request.uri().query()).await,
         (Route::DbList, Method::GET) => db::list(app.db.as_ref(), request.uri().query()).await,
         (Route::Fortunes, Method::GET) => fortunes::page(app.db.as_ref()).await,
+        (Route::Queries, Method::GET) => {
+            world::answer(app.db.as_ref(), request.uri().query(), false).await
+        }
+        (Route::Updates, Method::GET) => {
+            world::answer(app.db.as_ref(), request.uri().query(), true).await
+        }
         (Route::Ws, Method::GET) => ws::upgrade(request),
         (Route::NotFound, _) => respond(StatusCode::NOT_FOUND, TEXT, "not found"),
         (Route::Work | Route::Upload, _) => not_allowed("POST"),
@@ -162,6 +173,8 @@ async fn handle(
             | Route::Db
             | Route::DbList
             | Route::Fortunes
+            | Route::Queries
+            | Route::Updates
             | Route::Ws
             | Route::Static,
             _,
@@ -319,6 +332,7 @@ mod tests {
         assert_eq!(route("/db", Root::NotFound), Route::Db);
         assert_eq!(route("/db/list", Root::NotFound), Route::DbList);
         assert_eq!(route("/fortunes", Root::NotFound), Route::Fortunes);
+        assert_eq!(route("/updates", Root::NotFound), Route::Updates);
         assert_eq!(route("/db/", Root::NotFound), Route::NotFound);
         assert_eq!(route("/ws", Root::NotFound), Route::Ws);
         assert_eq!(route("/ws/", Root::NotFound), Route::NotFound);

@@ -9,6 +9,8 @@ mod fortunes;
 mod json_comp;
 mod static_files;
 mod upload;
+#[cfg(feature = "postgres")]
+mod world;
 mod ws;
 
 pub use upload::{upload_problem, MAX_UPLOAD, MIN_UPLOAD, UPLOAD_LIMIT};
@@ -65,6 +67,10 @@ pub struct VerifyOptions {
     /// Run the `fortunes` checks (CONTRACT.md, "fortunes", version 1.3)
     /// against `database_url`.
     pub fortunes: bool,
+    /// Run the `queries` checks (CONTRACT.md, "queries", version 1.3).
+    pub queries: bool,
+    /// Run the `updates` checks (CONTRACT.md, "updates", version 1.3).
+    pub updates: bool,
 }
 
 impl VerifyOptions {
@@ -81,6 +87,8 @@ impl VerifyOptions {
             upload: false,
             json_comp: false,
             fortunes: false,
+            queries: false,
+            updates: false,
         }
     }
 }
@@ -168,6 +176,16 @@ fn fail(name: &'static str, reason: impl Into<String>) -> Check {
 /// The checks of one optional part, run when it is asked for.
 type PartChecks = fn(&mut Ctx<'_>) -> Vec<Check>;
 
+/// The checks of an optional part that reads the database, by its name.
+#[cfg(feature = "postgres")]
+fn database_part(part: &str) -> fn(&mut Ctx<'_>, &str) -> Vec<Check> {
+    match part {
+        "fortunes" => fortunes::checks,
+        "queries" => world::queries_checks,
+        _ => world::updates_checks,
+    }
+}
+
 /// Runs every check against the server. Never panics on a bad server: every
 /// problem becomes a failed check with its reason.
 pub fn verify(opts: &VerifyOptions) -> VerifyReport {
@@ -194,19 +212,31 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
         Some(_) => skipped.push("db: this build has no PostgreSQL client".to_string()),
         None => skipped.push("db: no database given (--database-url)".to_string()),
     }
-    match (&opts.database_url, opts.fortunes) {
-        (_, false) => skipped
-            .push("fortunes: not asked for (--fortunes runs the fortunes-* checks)".to_string()),
-        #[cfg(feature = "postgres")]
-        (Some(url), true) => out.extend(fortunes::checks(&mut ctx, url)),
-        #[cfg(not(feature = "postgres"))]
-        (Some(_), true) => {
-            skipped.push("fortunes: this build has no PostgreSQL client".to_string())
+    let database_parts = [
+        (opts.fortunes, "fortunes"),
+        (opts.queries, "queries"),
+        (opts.updates, "updates"),
+    ];
+    for (asked, part) in database_parts {
+        if !asked {
+            skipped.push(format!(
+                "{part}: not asked for (--{part} runs the {part}-* checks)"
+            ));
+            continue;
         }
-        (None, true) => skipped.push(
-            "fortunes: no database given (--database-url), so the page cannot be judged"
-                .to_string(),
-        ),
+        let Some(url) = &opts.database_url else {
+            skipped.push(format!(
+                "{part}: no database given (--database-url), so its answers cannot be judged"
+            ));
+            continue;
+        };
+        #[cfg(feature = "postgres")]
+        out.extend(database_part(part)(&mut ctx, url));
+        #[cfg(not(feature = "postgres"))]
+        {
+            let _ = url;
+            skipped.push(format!("{part}: this build has no PostgreSQL client"));
+        }
     }
     if opts.ws {
         out.extend(ws::checks(&mut ctx));
