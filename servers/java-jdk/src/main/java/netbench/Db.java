@@ -20,7 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code GET /db} and {@code GET /db/list}: every request borrows a connection from HikariCP and
+ * {@code GET /db}, {@code GET /db/list} and the rows of {@code GET /fortunes}: every request borrows a connection from HikariCP and
  * runs a prepared statement on PostgreSQL through the JDBC driver (pgjdbc), so an answer always
  * shows the table as it is now.
  */
@@ -108,6 +108,19 @@ final class Db implements AutoCloseable {
         }
         // Rendered after the connection is back in the pool: it is held only for the query.
         return render(items);
+    }
+
+    /** Every row of the fortune table, in the order PostgreSQL returns them. */
+    List<Fortune> fortunes() throws SQLException {
+        List<Fortune> rows = new ArrayList<>(16);
+        try (Connection c = pool.getConnection();
+                PreparedStatement st = c.prepareStatement(Fortunes.QUERY);
+                ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                rows.add(new Fortune(rs.getInt(1), rs.getString(2)));
+            }
+        }
+        return rows; // rendered after the connection is back in the pool
     }
 
     static byte[] render(Item item) {

@@ -18,16 +18,20 @@ final class Router implements HttpHandler {
     private static final byte[] NOT_ALLOWED = "method not allowed".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_DATABASE = "no database: DATABASE_URL is not set".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_ROW = "no row with that id".getBytes(StandardCharsets.US_ASCII);
-    private static final String TEXT = "text/plain";
-    private static final String JSON = "application/json";
+    static final String TEXT = "text/plain";
+    static final String JSON = "application/json";
+    private static final String HTML = "text/html; charset=utf-8";
+    private static final String STATIC_PREFIX = "/static/";
 
     private final Root root;
     /** Null when the server runs without DATABASE_URL: the db paths answer 503. */
     private final Db db;
+    private final StaticFiles files;
 
-    Router(Root root, Db db) {
+    Router(Root root, Db db, StaticFiles files) {
         this.root = root;
         this.db = db;
+        this.files = files;
     }
 
     @Override
@@ -61,6 +65,24 @@ final class Router implements HttpHandler {
                 } else {
                     notAllowed(exchange, "GET");
                 }
+            } else if (path.equals("/fortunes")) {
+                if (method.equals("GET")) {
+                    fortunes(exchange);
+                } else {
+                    notAllowed(exchange, "GET");
+                }
+            } else if (path.equals("/upload")) {
+                if (method.equals("POST")) {
+                    Upload.handle(exchange);
+                } else {
+                    notAllowed(exchange, "POST");
+                }
+            } else if (path.startsWith(STATIC_PREFIX)) {
+                if (!method.equals("GET")) {
+                    notAllowed(exchange, "GET");
+                } else if (!files.serve(exchange, path.substring(STATIC_PREFIX.length()))) {
+                    send(exchange, 404, TEXT, NOT_FOUND);
+                }
             } else {
                 send(exchange, 404, TEXT, NOT_FOUND);
             }
@@ -74,6 +96,8 @@ final class Router implements HttpHandler {
         try (InputStream in = exchange.getRequestBody()) {
             body = in.readAllBytes(); // Content-Length or chunked: the JDK server decodes both
         }
+        // json-comp: the answer depends on Accept-Encoding, plain or not.
+        exchange.getResponseHeaders().set("Vary", "Accept-Encoding");
         byte[] answer;
         try {
             answer = Work.answer(body);
@@ -81,7 +105,26 @@ final class Router implements HttpHandler {
             send(exchange, 400, TEXT, e.getMessage().getBytes(StandardCharsets.UTF_8));
             return;
         }
+        if (Compression.acceptsGzip(exchange.getRequestHeaders().get("Accept-Encoding"))) {
+            answer = Compression.gzip(answer);
+            exchange.getResponseHeaders().set("Content-Encoding", "gzip");
+        }
         send(exchange, 200, JSON, answer);
+    }
+
+    private void fortunes(HttpExchange exchange) throws IOException {
+        if (db == null) {
+            send(exchange, 503, TEXT, NO_DATABASE);
+            return;
+        }
+        byte[] page;
+        try {
+            page = Fortunes.render(db.fortunes());
+        } catch (SQLException e) {
+            send(exchange, 500, TEXT, ("database error: " + e.getMessage()).getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        send(exchange, 200, HTML, page);
     }
 
     private void db(HttpExchange exchange, boolean oneRow) throws IOException {
@@ -118,7 +161,7 @@ final class Router implements HttpHandler {
     }
 
     /** Always framed by Content-Length (length 0 would mean chunked to this API, -1 means no body). */
-    private static void send(HttpExchange exchange, int status, String contentType, byte[] body) throws IOException {
+    static void send(HttpExchange exchange, int status, String contentType, byte[] body) throws IOException {
         exchange.getResponseHeaders().set("Content-Type", contentType);
         exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
         if (body.length > 0) {

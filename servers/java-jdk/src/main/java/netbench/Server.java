@@ -3,6 +3,7 @@ package netbench;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -15,8 +16,9 @@ import java.util.concurrent.Executors;
  * {@code THREADS} (worker threads, default the number of available processors; {@code cached}
  * for a cached pool, which starts a thread whenever every thread is busy: a thread per
  * request in flight, so under keep-alive load one per connection), {@code DATABASE_URL}
- * ({@code postgres://user@host:port/db}; without it {@code /db} answers 503) and
- * {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
+ * ({@code postgres://user@host:port/db}; without it {@code /db} and {@code /fortunes} answer 503)
+ * and {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
+ * {@code /static/} serves the folder ./static (the build writes the contract's files there).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
@@ -31,21 +33,27 @@ public final class Server {
         this.db = db;
     }
 
-    /** {@link #start(InetSocketAddress, int, Router.Root, Db)} without a database. */
+    /** {@link #start(InetSocketAddress, int, Router.Root, Db, StaticFiles)} without a database or files. */
     public static Server start(InetSocketAddress address, int threads, Router.Root root) throws IOException {
-        return start(address, threads, root, null);
+        return start(address, threads, root, null, StaticFiles.none());
+    }
+
+    /** {@link #start(InetSocketAddress, int, Router.Root, Db, StaticFiles)} without files. */
+    static Server start(InetSocketAddress address, int threads, Router.Root root, Db db) throws IOException {
+        return start(address, threads, root, db, StaticFiles.none());
     }
 
     /**
      * Binds, starts and returns the server; port 0 picks a free port. {@code threads} 0 means a
      * cached pool. {@code db} may be null (the db paths answer 503); the server closes it on
-     * {@link #stop}.
+     * {@link #stop}. {@code files} is what {@code /static/} serves.
      */
-    static Server start(InetSocketAddress address, int threads, Router.Root root, Db db) throws IOException {
+    static Server start(InetSocketAddress address, int threads, Router.Root root, Db db, StaticFiles files)
+            throws IOException {
         HttpServer http = HttpServer.create(address, 0); // 0: the system's default backlog
         ExecutorService pool = threads == 0 ? Executors.newCachedThreadPool() : Executors.newFixedThreadPool(threads);
         http.setExecutor(pool);
-        http.createContext("/", new Router(root, db));
+        http.createContext("/", new Router(root, db, files));
         http.start();
         return new Server(http, pool, db);
     }
@@ -110,9 +118,13 @@ public final class Server {
                 return;
             }
         }
+        StaticFiles files = StaticFiles.of(Path.of("static"));
+        if (!files.present()) {
+            System.err.println("no folder ./static (python3 ../../contract/static/make.py static writes it): /static/ answers 404");
+        }
         Server server;
         try {
-            server = start(new InetSocketAddress(host, port), threads, root, db);
+            server = start(new InetSocketAddress(host, port), threads, root, db, files);
         } catch (IOException | RuntimeException e) {
             System.err.println("cannot listen on " + host + ":" + port + ": " + e);
             System.exit(1);

@@ -1,6 +1,7 @@
 package netbench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code /db} and {@code /db/list} against a real PostgreSQL holding contract/db/schema.sql:
+ * {@code /db}, {@code /db/list} and {@code /fortunes} against a real PostgreSQL holding contract/db/schema.sql:
  * runs only when DATABASE_URL is set (scripts/pg-dev.sh start prints one), skipped otherwise.
  */
 class DbServerTest {
@@ -106,9 +107,8 @@ class DbServerTest {
         }
     }
 
-    /** Every answer is read from the table: a row changed through another connection shows at once. */
-    @Test
-    void followsTheDatabase() throws Exception {
+    /** A connection of the test's own, beside the server's pool. */
+    private static Connection connection() throws Exception {
         Db.ConnectionInfo info = Db.ConnectionInfo.parse(databaseUrl);
         Properties props = new Properties();
         if (info.user() != null) {
@@ -117,7 +117,53 @@ class DbServerTest {
         if (info.password() != null) {
             props.setProperty("password", info.password());
         }
-        try (Connection c = DriverManager.getConnection(info.jdbcUrl(), props)) {
+        return DriverManager.getConnection(info.jdbcUrl(), props);
+    }
+
+    private static String fortunesPage() throws Exception {
+        RawHttp.Response r = get("/fortunes");
+        assertEquals(200, r.status);
+        assertEquals("text/html; charset=utf-8", r.header("content-type"));
+        return r.text();
+    }
+
+    @Test
+    void fortunes() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            String page = fortunesPage();
+            assertFalse(page.contains("<script>"), page);
+            assertEquals(FortunesTest.expected(FortunesTest.seeded()), FortunesTest.rows(page));
+        }
+    }
+
+    /** The table is read for every page: a row of markup added through another connection shows, escaped. */
+    @Test
+    void fortunesFollowTheTable() throws Exception {
+        Fortune added = new Fortune(424242, "netbench test: <b>bold</b> & \"quoted\" 'too' </td></tr> &amp;");
+        try (Connection c = connection()) {
+            try (PreparedStatement st = c.prepareStatement("INSERT INTO fortune (id, message) VALUES (?, ?)")) {
+                st.setInt(1, added.id());
+                st.setString(2, added.message());
+                st.executeUpdate();
+            }
+            try {
+                List<Fortune> read = new ArrayList<>(FortunesTest.seeded());
+                read.add(added);
+                assertEquals(FortunesTest.expected(read), FortunesTest.rows(fortunesPage()));
+            } finally {
+                try (PreparedStatement st = c.prepareStatement("DELETE FROM fortune WHERE id = ?")) {
+                    st.setInt(1, added.id());
+                    st.executeUpdate();
+                }
+            }
+        }
+        assertEquals(FortunesTest.expected(FortunesTest.seeded()), FortunesTest.rows(fortunesPage()));
+    }
+
+    /** Every answer is read from the table: a row changed through another connection shows at once. */
+    @Test
+    void followsTheDatabase() throws Exception {
+        try (Connection c = connection()) {
             try (PreparedStatement st = c.prepareStatement(
                     "UPDATE items SET name = 'changed', price = 12.30, updated = '2030-06-07T08:09:10Z' WHERE id = 4242")) {
                 st.executeUpdate();

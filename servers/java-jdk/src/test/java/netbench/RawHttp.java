@@ -51,6 +51,11 @@ final class RawHttp implements AutoCloseable {
         out.flush();
     }
 
+    void write(byte[] raw) throws IOException {
+        out.write(raw);
+        out.flush();
+    }
+
     Response send(String raw) throws IOException {
         write(raw);
         return read();
@@ -66,7 +71,7 @@ final class RawHttp implements AutoCloseable {
                 + "Content-Length: " + length + "\r\n\r\n" + body;
     }
 
-    /** Reads one answer, which must be framed by Content-Length. */
+    /** Reads one answer, which must be framed by Content-Length (a 304 has no body). */
     Response read() throws IOException {
         String statusLine = line();
         String[] parts = statusLine.split(" ", 3);
@@ -78,6 +83,9 @@ final class RawHttp implements AutoCloseable {
         for (String h = line(); !h.isEmpty(); h = line()) {
             int colon = h.indexOf(':');
             headers.put(h.substring(0, colon).trim().toLowerCase(Locale.ROOT), h.substring(colon + 1).trim());
+        }
+        if (status == 304) {
+            return new Response(status, headers, new byte[0]);
         }
         String length = headers.get("content-length");
         if (length == null) {
@@ -99,6 +107,11 @@ final class RawHttp implements AutoCloseable {
             }
         }
         return buf.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /** How many bytes of an answer have arrived and are not read yet. */
+    int available() throws IOException {
+        return in.available();
     }
 
     /** True when the server has closed the connection (reads end of stream). */
