@@ -20,21 +20,39 @@ an asyncpg pool per worker (DATABASE_URL; the workers share
 DATABASE_POOL_SIZE connections between them); /ws is FastAPI's WebSocket route
 on uvicorn's websockets-based protocol, without permessage-deflate. Without
 DATABASE_URL the server runs all the same and /db answers 503.
+
+The optional parts of contract 1.2 and 1.3, each with the framework's own
+facility where it has one: /static/ is Starlette's StaticFiles on ./static
+(the build writes the contract's files there; without them /static/ answers
+404); /upload streams the body through hashlib.sha256, refusing a
+Content-Length over 16 MiB from the head; /work is compressed by Starlette's
+GZipMiddleware (minimum size 0) when Accept-Encoding allows gzip; /fortunes
+reads the fortune table through the same asyncpg pool and renders it with
+FastAPI's Jinja2Templates (Jinja2, autoescape on for .html), and answers 503
+without DATABASE_URL as /db does.
 """
 
 import asyncio
+import hashlib
 import os
 import re
 import sys
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
-from typing import Annotated
+from operator import attrgetter
+from pathlib import Path
+from typing import Annotated, NamedTuple
 
 import asyncpg
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from starlette.datastructures import Headers
+from starlette.middleware.gzip import GZipMiddleware, GZipResponder, IdentityResponder
+from starlette.requests import ClientDisconnect
 
 #: The environment variable through which `python server.py 0|1` tells the
 #: worker processes (which import this module afresh) what "/" answers as.
@@ -42,6 +60,9 @@ ROOT_ENV = "NETBENCH_ROOT"
 #: The environment variable through which `python server.py` tells the worker
 #: processes how many of them share DATABASE_POOL_SIZE.
 WORKERS_ENV = "NETBENCH_WORKERS"
+#: This folder: ./static and ./templates are found from it, whatever the
+#: working directory.
+HERE = Path(__file__).resolve().parent
 
 # -- dates ------------------------------------------------------------------
 
@@ -240,12 +261,118 @@ async def lifespan(app):
                 app.state.pool.terminate()
 
 
+# -- static, upload, json-comp, fortunes (contract 1.2 and 1.3) ---------------
+
+#: The contract's static files, written by the build (contract/static/make.py).
+STATIC_DIR = HERE / "static"
+
+#: The largest upload body read (contract, "upload"): 16 MiB.
+UPLOAD_LIMIT = 16 * 1024 * 1024
+
+
+def declared_too_large(content_length):
+    """Whether a Content-Length header value (or None) announces a body over
+    UPLOAD_LIMIT. The HTTP parser has already refused one that is not a
+    number."""
+    return (content_length is not None and content_length.isascii() and content_length.isdigit()
+            and int(content_length) > UPLOAD_LIMIT)
+
+
+class UploadAnswer(BaseModel):
+    length: int
+    sha256: str
+
+
+def accepts_gzip(values):
+    """Whether the Accept-Encoding header lines `values` allow gzip (RFC 9110
+    §12.5.3): gzip (or x-gzip, or *) listed without q=0. A coding named
+    explicitly wins over *. Starlette's GZipMiddleware only looks for the
+    substring "gzip", so it would compress for "gzip;q=0" as well."""
+    star = False
+    for line in values:
+        for item in line.split(","):
+            name, _, params = item.partition(";")
+            name = name.strip().lower()
+            if name not in ("gzip", "x-gzip", "*"):
+                continue
+            allowed = not q_zero(params)
+            if name == "*":
+                star = allowed
+                continue
+            return allowed
+    return star
+
+
+def q_zero(params):
+    """Whether the parameters of an Accept-Encoding item set q to 0."""
+    for param in params.split(";"):
+        key, sep, value = param.partition("=")
+        if sep and key.strip().lower() == "q":
+            try:
+                return float(value.strip()) == 0
+            except ValueError:
+                return False
+    return False
+
+
+class WorkGZipMiddleware(GZipMiddleware):
+    """Starlette's GZipMiddleware, for the paths in `paths` only, and choosing
+    gzip by accepts_gzip. Other paths pass through untouched: on the whole app
+    the middleware would also compress a /static/ file into a chunked answer
+    and give a 304 a gzip body."""
+
+    def __init__(self, app, paths, **kwargs):
+        super().__init__(app, **kwargs)
+        self.paths = frozenset(paths)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        if accepts_gzip(Headers(scope=scope).getlist("accept-encoding")):
+            responder = GZipResponder(self.app, self.minimum_size, compresslevel=self.compresslevel,
+                                      thread_minimum_size=self.thread_minimum_size,
+                                      exclude_content_types=self.exclude_content_types)
+        else:
+            # Adds Vary: Accept-Encoding to the plain answer too.
+            responder = IdentityResponder(self.app, self.minimum_size,
+                                          exclude_content_types=self.exclude_content_types)
+        await responder(scope, receive, send)
+
+
+#: The fortune table (contract, "fortunes"), and the row each page adds.
+FORTUNES_SQL = "SELECT id, message FROM fortune"
+ADDED_FORTUNE = "Additional fortune added at request time."
+
+#: FastAPI's (Starlette's) Jinja2 templates: select_autoescape() turns HTML
+#: escaping on for .html templates.
+TEMPLATES = Jinja2Templates(directory=HERE / "templates")
+
+
+class Fortune(NamedTuple):
+    id: int
+    message: str
+
+
+def sorted_fortunes(rows):
+    """The rows read (as asyncpg returns them) and the added one, sorted by
+    message (Python compares strings by code point, as the contract sorts)."""
+    fortunes = [Fortune(row["id"], row["message"]) for row in rows]
+    fortunes.append(Fortune(0, ADDED_FORTUNE))
+    fortunes.sort(key=attrgetter("message"))
+    return fortunes
+
+
 # -- the app ----------------------------------------------------------------
 
 # redirect_slashes is on by default: it would answer /echo (and /blank/) with
 # a 307 to /echo/ (and /blank), where the contract wants a 404. Turning it off
 # changes nothing for the paths that are measured.
 app = FastAPI(redirect_slashes=False, lifespan=lifespan)
+# json-comp: /work gzip-compressed when the request allows it, whatever its
+# size (the middleware's default minimum is 500 B, a /work answer ~200 B), at
+# the middleware's default level.
+app.add_middleware(WorkGZipMiddleware, paths=["/work"], minimum_size=0)
 
 
 @app.exception_handler(RequestValidationError)
@@ -297,6 +424,37 @@ async def db_list(request: Request) -> list[Item]:
     return [render_row(row) for row in await database(request).fetch(LIST_SQL, *query)]
 
 
+def too_large():
+    # Connection: close makes uvicorn close the connection after the answer:
+    # the rest of the body is not read, nor taken for another request.
+    return PlainTextResponse("body too large", status_code=413, headers={"Connection": "close"})
+
+
+async def upload(request: Request) -> UploadAnswer:
+    # Refused from the head: not a byte of the body is read.
+    if declared_too_large(request.headers.get("content-length")):
+        return too_large()
+    digest = hashlib.sha256()
+    length = 0
+    try:
+        # The body as it arrives (Content-Length or chunked), never held whole.
+        async for chunk in request.stream():
+            length += len(chunk)
+            if length > UPLOAD_LIMIT:  # a chunked body past the limit
+                return too_large()
+            digest.update(chunk)
+    except ClientDisconnect:
+        # The client went away mid-body: a 400 that no one reads, as FastAPI
+        # answers a JSON body it cannot read, rather than a logged 500.
+        raise HTTPException(400, "the body was cut short")
+    return UploadAnswer(length=length, sha256=digest.hexdigest())
+
+
+async def fortunes(request: Request):
+    rows = await database(request).fetch(FORTUNES_SQL)
+    return TEMPLATES.TemplateResponse(request, "fortunes.html", {"fortunes": sorted_fortunes(rows)})
+
+
 async def ws_echo(websocket: WebSocket):
     # uvicorn's protocol answers pings and closes, reassembles fragments and
     # closes the connection on a protocol error (an unmasked frame) by itself.
@@ -320,6 +478,15 @@ app.add_api_route("/echo/{text:path}", echo, methods=["GET"])
 app.add_api_route("/db", db_row, methods=["GET"])
 app.add_api_route("/db/list", db_list, methods=["GET"])
 app.add_api_websocket_route("/ws", ws_echo)
+app.add_api_route("/upload", upload, methods=["POST"])
+app.add_api_route("/fortunes", fortunes, methods=["GET"])
+if STATIC_DIR.is_dir():
+    # Starlette's StaticFiles: FileResponse sets Content-Length, Last-Modified
+    # and an ETag (from mtime and size), and StaticFiles answers a matching
+    # If-None-Match (weak comparison) with 304.
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+else:
+    print(f"server: no {STATIC_DIR} (the build writes it), /static/ answers 404", file=sys.stderr)
 if os.environ.get(ROOT_ENV) == "0":
     app.add_api_route("/", blank, methods=["GET"])
 elif os.environ.get(ROOT_ENV) == "1":

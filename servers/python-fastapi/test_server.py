@@ -1,15 +1,19 @@
 """Tests of the python-fastapi server: its date, document and db parameter
 rules, then the contract over real connections to `python server.py`
-(uvicorn and its workers) in a child process, WebSocket echo included.
+(uvicorn and its workers) in a child process, WebSocket echo, static files,
+uploads, compressed /work answers and the fortunes page included.
 
-Run with `.venv/bin/python -m unittest` in this folder, after the build. The
-db tests against PostgreSQL run only when DATABASE_URL is set (for one:
-`scripts/pg-dev.sh start` from the repository's root).
+Run with `.venv/bin/python -m unittest` in this folder, after the build (which
+also writes ./static). The db and fortunes tests against PostgreSQL run only
+when DATABASE_URL is set (for one: `scripts/pg-dev.sh start` from the
+repository's root).
 """
 
 import asyncio
 import base64
+import gzip
 import hashlib
+import html.parser
 import http.client
 import json
 import os
@@ -551,6 +555,7 @@ class DbWithoutDatabase(unittest.TestCase):
         try:
             self.assertEqual(get(running.port, "/db?id=1")[0], 503)
             self.assertEqual(get(running.port, "/db/list?from=1")[0], 503)
+            self.assertEqual(get(running.port, "/fortunes")[0], 503)
             self.assertEqual(get(running.port, "/db?id=abc")[0], 400)
             self.assertEqual(get(running.port, "/db/list?from=1&count=0")[0], 400)
             self.assertEqual(get(running.port, "/blank")[:2], (200, b"OK"))
@@ -806,6 +811,371 @@ class WebSocketEcho(unittest.TestCase):
 
     def test_ws_without_upgrade(self):
         self.assertIn(get(self.server.port, "/ws")[0], (400, 404, 426))
+
+
+# -- static, upload, json-comp ------------------------------------------------
+
+#: The contract's static files: name, size and SHA-256 (contract, "static").
+STATIC_FILES = {
+    "14k": (14 * 1024, "57a8ca1d858dbeaeac461a9c9cf2bb09a737493e9846b161c4ad840e42d613be"),
+    "1m": (1024 * 1024, "3f055e97e631e61d7f5b9e428abbbcfb07255bc181245e235f5fa8d676d99f3c"),
+}
+
+
+def upload_head(length=None, extra=b""):
+    """The head of a POST /upload, framed by Content-Length or chunked."""
+    framing = b"Content-Length: %d" % length if length is not None else b"Transfer-Encoding: chunked"
+    return (b"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+            + framing + b"\r\n" + extra + b"\r\n")
+
+
+def chunked(body, size=65536):
+    return b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
+                    for i in range(0, len(body), size)) + b"0\r\n\r\n"
+
+
+def read_all(sock):
+    """Everything the server sends until it closes the connection."""
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+class AcceptEncoding(unittest.TestCase):
+    def test_allows_gzip(self):
+        for header in ["gzip", "GZIP", "gzip, deflate, br", "br;q=1.0, gzip;q=0.5", "x-gzip", "*", "br, *",
+                       "gzip;q=0.001", " gzip ; q=1 ", "identity, gzip"]:
+            with self.subTest(header):
+                self.assertTrue(server.accepts_gzip([header]))
+        self.assertTrue(server.accepts_gzip(["br", "gzip"]))  # two header lines
+
+    def test_does_not_allow_gzip(self):
+        for header in ["", "identity", "br", "deflate, br", "gzip;q=0", "gzip; q=0.0", "GZIP;Q=0", "*;q=0",
+                       "*, gzip;q=0", "gzip;q=0, *", "gzipx", "x-gzip;q=0"]:
+            with self.subTest(header):
+                self.assertFalse(server.accepts_gzip([header]))
+        self.assertFalse(server.accepts_gzip([]))
+
+
+class UploadLimit(unittest.TestCase):
+    def test_declared_too_large(self):
+        for value in [str(16 * 1024 * 1024 + 1), "10000000000", "9" * 40]:
+            with self.subTest(value):
+                self.assertTrue(server.declared_too_large(value))
+        for value in [None, "", "0", "1024", str(8 * 1024 * 1024), str(16 * 1024 * 1024), "x", "-1",
+                      "١٠٠٠٠٠٠٠٠٠٠"]:  # Arabic-Indic digits
+            with self.subTest(value):
+                self.assertFalse(server.declared_too_large(value))
+
+
+@unittest.skipUnless((HERE / "static").is_dir(), "./static not found: the build writes it "
+                                                  "(python3 ../../contract/static/make.py static)")
+class Apps(unittest.TestCase):
+    """static, upload and json-comp over real connections."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Running()
+
+    @classmethod
+    def tearDownClass(cls):
+        if not cls.server.stop():
+            raise AssertionError("server did not exit cleanly on SIGTERM")
+
+    def setUp(self):
+        self.conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=10)
+
+    def tearDown(self):
+        self.conn.close()
+
+    def request(self, method, path, body=None, headers=None):
+        self.conn.request(method, path, body=body, headers=headers or {})
+        resp = self.conn.getresponse()
+        resp.body = resp.read()
+        return resp
+
+    # static
+
+    def test_static_files(self):
+        for name, (size, digest) in STATIC_FILES.items():
+            with self.subTest(name):
+                first = self.request("GET", f"/static/{name}")
+                self.assertEqual(first.status, 200)
+                self.assertEqual(first.getheader("Content-Length"), str(size))
+                self.assertIsNone(first.getheader("Transfer-Encoding"))
+                self.assertEqual(hashlib.sha256(first.body).hexdigest(), digest)
+                etag = first.getheader("ETag")
+                self.assertRegex(etag, r'^(W/)?"[^"]*"$')
+                modified = parsedate_to_datetime(first.getheader("Last-Modified"))
+                self.assertLessEqual(modified, parsedate_to_datetime(first.getheader("Date")))
+                second = self.request("GET", f"/static/{name}")
+                self.assertEqual((second.status, second.getheader("ETag")), (200, etag))
+                self.assertEqual(second.body, first.body)
+                # The connection goes on right after the file.
+                self.assertEqual(self.request("GET", "/blank").body, b"OK")
+
+    def test_static_304(self):
+        etag = self.request("GET", "/static/14k").getheader("ETag")
+        for tags in [etag, "W/" + etag, f'"other", {etag}']:
+            with self.subTest(tags):
+                r = self.request("GET", "/static/14k", headers={"If-None-Match": tags})
+                self.assertEqual((r.status, r.body), (304, b""))
+        # Another tag, on the same connection: the file.
+        r = self.request("GET", "/static/14k", headers={"If-None-Match": '"not-the-etag"'})
+        self.assertEqual((r.status, len(r.body)), (200, 14 * 1024))
+        self.assertEqual(self.request("GET", "/blank").body, b"OK")
+
+    def test_static_not_found(self):
+        for path in ["/static/nope", "/static", "/static/", "/static/../server.py", "/static/%2e%2e/server.py"]:
+            with self.subTest(path):
+                self.assertEqual(self.request("GET", path).status, 404)
+
+    def test_static_not_compressed(self):
+        r = self.request("GET", "/static/14k", headers={"Accept-Encoding": "gzip"})
+        self.assertEqual((r.status, r.getheader("Content-Length")), (200, str(14 * 1024)))
+        self.assertIsNone(r.getheader("Content-Encoding"))
+
+    # upload
+
+    def test_upload_1024_zero_bytes(self):
+        r = self.request("POST", "/upload", bytes(1024), {"Content-Type": "application/octet-stream"})
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.getheader("Content-Type").split(";")[0], "application/json")
+        self.assertEqual(json.loads(r.body),
+                         {"length": 1024, "sha256": "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef"})
+
+    def test_upload_sizes(self):
+        for size in [1024, 1025, 65536, 100_000, 1_234_567, 8 * 1024 * 1024]:
+            with self.subTest(size):
+                body = os.urandom(size)
+                r = self.request("POST", "/upload", body, {"Content-Type": "application/octet-stream"})
+                self.assertEqual((r.status, json.loads(r.body)),
+                                 (200, {"length": size, "sha256": hashlib.sha256(body).hexdigest()}))
+
+    def test_upload_chunked(self):
+        body = os.urandom(300_000)
+        r = raw(self.server.port, upload_head() + chunked(body, 70_000))
+        self.assertEqual((r.status, json.loads(r.body)),
+                         (200, {"length": len(body), "sha256": hashlib.sha256(body).hexdigest()}))
+
+    def test_upload_answers_after_the_whole_body(self):
+        body = os.urandom(65536)
+        sock = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
+        with sock:
+            sock.sendall(upload_head(len(body)) + body[:-1])
+            sock.settimeout(0.5)
+            with self.assertRaises(TimeoutError):
+                sock.recv(1)
+            sock.settimeout(10)
+            sock.sendall(body[-1:])
+            resp = http.client.HTTPResponse(sock)
+            resp.begin()
+            self.assertEqual((resp.status, json.loads(resp.read())["sha256"]),
+                             (200, hashlib.sha256(body).hexdigest()))
+
+    def test_upload_too_large_from_the_head(self):
+        for length in [16 * 1024 * 1024 + 1, 10_000_000_000]:
+            with self.subTest(length):
+                sock = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
+                with sock:
+                    start = time.monotonic()
+                    sock.sendall(upload_head(length) + b"x" * 65536)
+                    data = read_all(sock)  # ends when the server closes
+                    self.assertLess(time.monotonic() - start, 5)
+                self.assertTrue(data.startswith(b"HTTP/1.1 413 "), data[:100])
+                self.assertIn(b"\r\nconnection: close\r\n", data.lower())
+
+    def test_upload_chunked_past_the_limit(self):
+        sock = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
+        with sock:
+            sock.sendall(upload_head())
+            piece = b"%x\r\n%s\r\n" % (1 << 20, bytes(1 << 20))
+            try:
+                for _ in range(17):
+                    sock.sendall(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server refused and closed while the body was coming
+            data = read_all(sock)
+        # A 413, or (when the answer was lost to the reset) the connection closed.
+        if data:
+            self.assertTrue(data.startswith(b"HTTP/1.1 413 "), data[:100])
+
+    # json-comp
+
+    def work(self, accept_encoding=None, body=None):
+        headers = {"Content-Type": "application/json"}
+        if accept_encoding is not None:
+            headers["Accept-Encoding"] = accept_encoding
+        return self.request("POST", "/work", json.dumps(EXAMPLE) if body is None else body, headers)
+
+    def test_work_gzip(self):
+        for accept in ["gzip", "gzip, br", "br;q=1, gzip;q=0.5", "*", "deflate, x-gzip"]:
+            with self.subTest(accept):
+                r = self.work(accept)
+                self.assertEqual(r.status, 200)
+                self.assertEqual(r.getheader("Content-Encoding"), "gzip")
+                self.assertIn("accept-encoding", r.getheader("Vary").lower())
+                self.assertEqual(r.getheader("Content-Type").split(";")[0], "application/json")
+                self.assertEqual(r.getheader("Content-Length"), str(len(r.body)))
+                self.assertEqual(json.loads(gzip.decompress(r.body)), EXAMPLE_ANSWER)
+
+    def test_work_plain(self):
+        for accept in [None, "identity", "br", "gzip;q=0", "*;q=0", "deflate"]:
+            with self.subTest(accept):
+                r = self.work(accept)
+                self.assertEqual(r.status, 200)
+                self.assertIn(r.getheader("Content-Encoding"), (None, "identity"))
+                self.assertIn("accept-encoding", r.getheader("Vary").lower())
+                self.assertEqual(json.loads(r.body), EXAMPLE_ANSWER)
+
+    def test_work_gzip_bad_document(self):
+        r = self.work("gzip", body='{"product":')
+        self.assertEqual(r.status, 400)
+
+    def test_only_work_compressed(self):
+        r = self.request("GET", "/blank", headers={"Accept-Encoding": "gzip"})
+        self.assertEqual((r.status, r.body), (200, b"OK"))
+        self.assertIsNone(r.getheader("Content-Encoding"))
+
+
+# -- fortunes -------------------------------------------------------------------
+
+#: contract/db/schema.sql's fortune table.
+SEEDED_FORTUNES = {
+    1: "fortune: No such file or directory",
+    2: "A computer scientist is someone who fixes things that aren't broken.",
+    3: "After enough decimal places, nobody gives a damn.",
+    4: "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1",
+    5: "A computer program does what you tell it to do, not what you want it to do.",
+    6: "Emacs is a nice operating system, but I prefer UNIX. — Tom Christaensen",
+    7: "Any program that runs right is obsolete.",
+    8: "A list is only as strong as its weakest link. — Donald Knuth",
+    9: "Feature: A bug with seniority.",
+    10: "Computers make very fast, very accurate mistakes.",
+    11: '<script>alert("This should not be displayed in a browser alert box.");</script>',
+    12: "フレームワークのベンチマーク",
+}
+
+
+def expected_fortunes(table):
+    """The page's rows for a table {id: message}: the added row joins them,
+    all sorted by message."""
+    rows = [(i, m) for i, m in table.items()] + [(0, "Additional fortune added at request time.")]
+    return sorted(rows, key=lambda row: row[1])
+
+
+class Cells(html.parser.HTMLParser):
+    """The text of each <tr>'s <td> cells, references decoded."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.rows, self.cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag == "td":
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self.rows[-1].append(self.cell.strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def page_rows(page):
+    """The (id, message) rows of a fortunes page; the header row has no <td>."""
+    cells = Cells()
+    cells.feed(page)
+    return [(int(row[0]), row[1]) for row in cells.rows if row]
+
+
+def assert_escaped(test, page):
+    """No raw markup in a cell: every < is a tag of the page, every & starts a
+    reference."""
+    test.assertNotIn("<script", page)
+    for cell in page.split("<td>")[1:]:
+        text = cell.split("</td>")[0]
+        test.assertNotIn("<", text)
+        for amp in text.split("&")[1:]:
+            test.assertRegex(amp, r"^(#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
+
+
+class FortunesPage(unittest.TestCase):
+    """The template and the sort, without a database."""
+
+    def render(self, table):
+        rows = [{"id": i, "message": m} for i, m in table.items()]  # as asyncpg's Records index
+        return server.TEMPLATES.get_template("fortunes.html").render(fortunes=server.sorted_fortunes(rows))
+
+    def test_seeded(self):
+        page = self.render(SEEDED_FORTUNES)
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        self.assertIn("<title>Fortunes</title>", page)
+        self.assertEqual(page_rows(page), expected_fortunes(SEEDED_FORTUNES))
+        assert_escaped(self, page)
+        self.assertIn("&lt;script&gt;alert(", page)
+
+    def test_markup_is_escaped_by_the_template(self):
+        table = {**SEEDED_FORTUNES, 13: '<b>bold</b> & "quoted" \'single\' </td></tr><tr><td>99'}
+        page = self.render(table)
+        self.assertEqual(page_rows(page), expected_fortunes(table))
+        assert_escaped(self, page)
+
+    def test_sorted_by_code_point(self):
+        fortunes = server.sorted_fortunes([{"id": 1, "message": "b"}, {"id": 2, "message": "B"},
+                                           {"id": 3, "message": "é"}, {"id": 4, "message": "a"}])
+        self.assertEqual([f.id for f in fortunes], [0, 2, 4, 1, 3])  # "Additional..." < "B" < "a" < "b" < "é"
+
+
+@unittest.skipUnless(DATABASE_URL, "DATABASE_URL is not set: the fortunes tests against PostgreSQL need one "
+                                   "(scripts/pg-dev.sh start, from the repository's root)")
+class Fortunes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Running(env={"DATABASE_POOL_SIZE": "4"})
+
+    @classmethod
+    def tearDownClass(cls):
+        if not cls.server.stop():
+            raise AssertionError("server did not exit cleanly on SIGTERM")
+
+    def page(self):
+        status, body, content_type = get(self.server.port, "/fortunes")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(content_type.split(";")[0], "text/html")
+        page = body.decode("utf-8")
+        assert_escaped(self, page)
+        return page_rows(page)
+
+    def test_page(self):
+        for _ in range(2):
+            self.assertEqual(self.page(), expected_fortunes(SEEDED_FORTUNES))
+
+    def test_follows_the_database(self):
+        markup = '<b>new</b> & "fortune" \'x\' </td></tr>'
+
+        async def execute(sql, *args):
+            conn = await asyncpg.connect(DATABASE_URL)
+            try:
+                await conn.execute(sql, *args)
+            finally:
+                await conn.close()
+
+        try:
+            asyncio.run(execute("INSERT INTO fortune (id, message) VALUES ($1, $2)", 1000, markup))
+            self.assertEqual(self.page(), expected_fortunes({**SEEDED_FORTUNES, 1000: markup}))
+        finally:
+            asyncio.run(execute("DELETE FROM fortune WHERE id = $1", 1000))
+        self.assertEqual(self.page(), expected_fortunes(SEEDED_FORTUNES))
 
 
 if __name__ == "__main__":
