@@ -363,6 +363,7 @@ fn combine(
         connect_timeouts: sum(&|r| r.connect_timeouts)?,
         bytes_read: sum(&|r| r.bytes_read)?,
         bytes_written: sum(&|r| r.bytes_written)?,
+        measured_bytes_read: sum(&|r| r.measured_bytes_read)?,
         client_cpu_s: parts.iter().map(|(_, r)| r.client_cpu_s).sum(),
         process_cpu_s: parts.iter().map(|(_, r)| r.process_cpu_s).sum(),
         workers,

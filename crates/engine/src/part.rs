@@ -418,6 +418,7 @@ pub(crate) mod tests {
             connect_timeouts: 0,
             bytes_read: 100 * requests,
             bytes_written: 50 * requests,
+            measured_bytes_read: 90 * requests,
             workers: Vec::new(),
             client_cpu_s: 0.1,
             process_cpu_s: 0.2,

@@ -93,6 +93,12 @@ pub struct LoadResult {
     /// Bytes over the whole run, warm-up included.
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// Bytes read while measuring: over `requests`, the bytes on the wire
+    /// per answer (head and body, as the server coded it), exact up to the
+    /// answers of the requests in flight at the window's two edges (0 in
+    /// results from before this field).
+    #[serde(default)]
+    pub measured_bytes_read: u64,
     pub workers: Vec<WorkerReport>,
     /// Sum of the workers' CPU time during the measured phase.
     pub client_cpu_s: f64,

@@ -143,6 +143,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     let mut resumed = 0;
     let mut errors = ErrorCounts::default();
     let (mut requests, mut connects, mut bytes_read, mut bytes_written) = (0, 0, 0, 0);
+    let mut measured_bytes_read = 0;
     let mut connect_timeouts = 0;
     let mut connections_answered = 0;
     let mut workers = Vec::with_capacity(outcomes.len());
@@ -168,6 +169,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         connect_timeouts += o.stats.connect_timeouts;
         connections_answered += o.stats.connections_answered;
         bytes_read += o.stats.bytes_read;
+        measured_bytes_read += o.stats.measured_bytes_read;
         bytes_written += o.stats.bytes_written;
         interrupted |= o.interrupted;
         let len_ns = o.window.len_ns();
@@ -256,6 +258,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         connect_timeouts,
         bytes_read,
         bytes_written,
+        measured_bytes_read,
         client_cpu_s: workers.iter().map(|w| w.cpu_s).sum(),
         workers,
         process_cpu_s,

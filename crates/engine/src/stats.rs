@@ -19,6 +19,9 @@ pub(crate) struct WorkerStats {
     /// From `connect()` to the connection being usable.
     pub connect: LatencyHistogram,
     pub bytes_read: u64,
+    /// Bytes read while the window was open (measuring, or draining the
+    /// last measured answers): the answers of warm-up left out.
+    pub measured_bytes_read: u64,
     pub bytes_written: u64,
     /// Measured requests sent and not yet answered or failed; a run with an
     /// exact count is over when this reaches zero after the last send.
@@ -55,6 +58,7 @@ impl WorkerStats {
             latency: LatencyHistogram::new(),
             connect: LatencyHistogram::new(),
             bytes_read: 0,
+            measured_bytes_read: 0,
             bytes_written: 0,
             measured_inflight: 0,
             last_answer_ns: 0,

@@ -475,6 +475,9 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             &mut read,
         );
         self.stats.bytes_read += read;
+        if self.window.open() {
+            self.stats.measured_bytes_read += read;
+        }
         if let Some(h) = self.slots[i].conn.take_handshake() {
             self.stats.handshake(h, self.window.measuring());
         }

@@ -310,3 +310,33 @@ fn an_early_end_of_warm_up_measures_on_the_warm_connections() {
     assert_eq!(r.connects, 0, "the measured window opened connections");
     assert!(control.progress.snapshot().answered > r.requests);
 }
+
+#[test]
+fn bytes_read_while_measuring_leave_the_warm_up_out() {
+    let server = serve(Behavior::Good);
+    // Without warm-up every answer is measured: the size of one answer.
+    let exact = run_plan(&count_plan(server.addr, 2, 1, 100));
+    assert_eq!(exact.measured_bytes_read, exact.bytes_read);
+    assert_eq!(exact.bytes_read % 100, 0, "answers of one size");
+    let size = exact.bytes_read / 100;
+
+    let mut plan = count_plan(server.addr, 4, 1, 1);
+    plan.warmup = Duration::from_millis(300);
+    plan.stop = Stop::After(Duration::from_millis(300));
+    let r = run_plan(&plan);
+    assert!(r.requests > 100, "{} requests", r.requests);
+    assert!(
+        r.bytes_read > r.measured_bytes_read + 100 * size,
+        "warm-up read too"
+    );
+    // Exact up to the answers in flight at the window's edges: one per
+    // connection at each.
+    let expected = r.requests * size;
+    let slack = 2 * 4 * size;
+    assert!(
+        r.measured_bytes_read.abs_diff(expected) <= slack,
+        "{} bytes measured for {} answers of {size}",
+        r.measured_bytes_read,
+        r.requests
+    );
+}

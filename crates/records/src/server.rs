@@ -218,17 +218,27 @@ mod tests {
 
     #[test]
     fn offers_read_from_json_by_name_and_refuse_others_saying_why() {
-        let parts: Vec<Offer> =
-            serde_json::from_str(r#"["static", "upload", "json-comp", "db"]"#).unwrap();
+        let parts: Vec<Offer> = serde_json::from_str(
+            r#"["static", "upload", "json-comp", "db", "fortunes", "queries", "updates"]"#,
+        )
+        .unwrap();
         assert_eq!(
             parts,
-            [Offer::Static, Offer::Upload, Offer::JsonComp, Offer::Db]
+            [
+                Offer::Static,
+                Offer::Upload,
+                Offer::JsonComp,
+                Offer::Db,
+                Offer::Fortunes,
+                Offer::Queries,
+                Offer::Updates
+            ]
         );
         assert_eq!(
             serde_json::to_string(&Offer::JsonComp).unwrap(),
             "\"json-comp\""
         );
-        let planned = serde_json::from_str::<Offer>("\"fortunes\"").unwrap_err();
+        let planned = serde_json::from_str::<Offer>("\"app\"").unwrap_err();
         assert!(
             planned.to_string().contains("planned (issue 31)"),
             "{planned}"

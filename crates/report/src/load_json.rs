@@ -95,7 +95,11 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
         })),
         "errors": errors,
         "error_rate": r.error_rate(),
-        "bytes": { "read": r.bytes_read, "written": r.bytes_written },
+        "bytes": {
+            "read": r.bytes_read,
+            "written": r.bytes_written,
+            "read_measured": r.measured_bytes_read,
+        },
         "client": {
             "cpu_s": r.client_cpu_s,
             "cpu_us_per_request": r.cpu_us_per_request(),

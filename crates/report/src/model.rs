@@ -215,6 +215,10 @@ pub struct Cell {
     /// The most threads the server's process tree had at once (median over
     /// the repetitions).
     pub peak_threads: Option<f64>,
+    /// Bytes on the wire per answer, as the client read them while
+    /// measuring (median over the repetitions; None for runs stored before
+    /// the engine counted them).
+    pub bytes_per_answer: Option<f64>,
 }
 
 /// One measurement, as stored.
@@ -262,6 +266,9 @@ pub struct RepetitionFigures {
     pub client_cpu_s: f64,
     pub achieved_concurrency: f64,
     pub client_bound: bool,
+    /// Bytes read while measuring over the answers counted: head and body
+    /// as the server sent them (coded, when it compressed).
+    pub bytes_per_answer: Option<f64>,
     pub server: Option<ServerUse>,
     /// The machine-speed control around this repetition: nanoseconds of the
     /// fixed CPU probe on the server's CPUs (larger is a slower machine).
@@ -365,6 +372,11 @@ pub fn build_report(run: &RunDetail) -> Report {
             let med = |f: &dyn Fn(&ServerUse) -> Option<f64>| -> Option<f64> {
                 summarize(&uses.iter().filter_map(f).collect::<Vec<_>>()).map(|s| s.median)
             };
+            let per_answer: Vec<f64> = repetitions
+                .iter()
+                .filter(|r| &r.test == test && r.connections == *conns && &r.server == server)
+                .filter_map(|r| r.result.as_ref().and_then(|f| f.bytes_per_answer))
+                .collect();
             let mut flags = stats.flags();
             if warned.contains(&server.as_str()) {
                 flags.push(Flag::VerifyWarnings.letter());
@@ -381,6 +393,7 @@ pub fn build_report(run: &RunDetail) -> Report {
                 peak_rss_bytes: med(&|u| Some(u.peak_rss_bytes as f64)),
                 rss_per_connection: None,
                 peak_threads: med(&|u| Some(f64::from(u.peak_threads))),
+                bytes_per_answer: summarize(&per_answer).map(|s| s.median),
             });
         }
     }
@@ -539,6 +552,8 @@ fn figures(r: &LoadResult, server: Option<ServerUse>) -> RepetitionFigures {
         client_cpu_s: r.client_cpu_s,
         achieved_concurrency: r.achieved_concurrency,
         client_bound: r.verdict.client_bound,
+        bytes_per_answer: (r.measured_bytes_read > 0 && r.requests > 0)
+            .then(|| r.measured_bytes_read as f64 / r.requests as f64),
         server,
         probe_server_ns: None,
         probe_loopback_ns: None,
@@ -678,6 +693,36 @@ mod tests {
             client_io(&run).as_deref(),
             Some("epoll in 1, io_uring in 2 (io_uring refused: kernel.io_uring_disabled is 2)")
         );
+    }
+
+    #[test]
+    fn bytes_per_answer_are_the_measured_bytes_over_the_answers() {
+        let mut run = fixtures::run(1, "t");
+        run.servers = vec![fixtures::server("s", "")];
+        let with_bytes = |rep: u32, measured: u64| {
+            let mut m = fixtures::ok(fixtures::key("s", "blank", 100, rep), 1000.0);
+            let mut r: serde_json::Value =
+                serde_json::from_str(m.result_json.as_deref().unwrap()).unwrap();
+            let requests = r["requests"].as_u64().unwrap();
+            r["bytes_read"] = (measured * requests * 2).into();
+            r["measured_bytes_read"] = (measured * requests).into();
+            m.result_json = Some(r.to_string());
+            m
+        };
+        run.measurements = vec![with_bytes(1, 150), with_bytes(2, 170), with_bytes(3, 160)];
+        let report = build_report(&run);
+        let per = |rep: usize| {
+            report.repetitions[rep]
+                .result
+                .as_ref()
+                .unwrap()
+                .bytes_per_answer
+        };
+        assert_eq!((per(0), per(1)), (Some(150.0), Some(170.0)));
+        assert_eq!(report.cells[0].bytes_per_answer, Some(160.0), "the median");
+        // Stored before the engine counted them: none, not zero.
+        run.measurements = vec![fixtures::ok(fixtures::key("s", "blank", 100, 1), 1000.0)];
+        assert_eq!(build_report(&run).cells[0].bytes_per_answer, None);
     }
 
     #[test]
@@ -849,6 +894,7 @@ mod tests {
             peak_rss_bytes: rss,
             rss_per_connection: None,
             peak_threads: None,
+            bytes_per_answer: None,
         }
     }
 

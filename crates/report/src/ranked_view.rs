@@ -581,7 +581,9 @@ pub(crate) fn resources_html(
          server kept busy: how much work each unit of CPU buys, the most first. Peak RSS is \
          ranked the least first, beside each bar its multiple of the least (×3.2). RSS \
          per connection (the table) is the growth of peak RSS from the smallest connection \
-         count of the test, per added connection.</p>",
+         count of the test, per added connection. Bytes per answer (the table) is what the \
+         client read while measuring over the answers it counted: head and body as the server \
+         sent them, so a compressed answer counts its compressed size.</p>",
     );
     // One measure across the tests before the next, so a row of the grid
     // puts the same measure side by side.
@@ -615,13 +617,13 @@ pub(crate) fn resources_table(b: &mut String, r: &Report) {
     b.push_str(
         "<table class=\"grid\"><thead><tr><th>server</th><th>test</th><th>connections</th>\
         <th>requests/s</th><th>server CPU</th><th>requests per CPU-s</th><th>peak RSS</th>\
-        <th>RSS per connection</th></tr></thead><tbody>",
+        <th>RSS per connection</th><th>bytes per answer</th></tr></thead><tbody>",
     );
     for c in &r.cells {
         let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
         let _ = write!(
             b,
-            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&c.server),
             esc(&c.test),
             thousands(u64::from(c.connections)),
@@ -636,6 +638,7 @@ pub(crate) fn resources_table(b: &mut String, r: &Report) {
             } else {
                 format!("{:.1} KiB", v / 1024.0)
             }),
+            opt(c.bytes_per_answer, &|v| thousands(v.round() as u64)),
         );
     }
     b.push_str("</tbody></table>");

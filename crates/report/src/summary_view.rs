@@ -254,6 +254,7 @@ mod tests {
             peak_rss_bytes: None,
             rss_per_connection: None,
             peak_threads: None,
+            bytes_per_answer: None,
         }
     }
 

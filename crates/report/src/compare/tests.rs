@@ -81,6 +81,7 @@ fn figures(rps: f64, p99: f64, probe: Option<f64>) -> RepetitionFigures {
         client_cpu_s: 0.0,
         achieved_concurrency: 1.0,
         client_bound: false,
+        bytes_per_answer: None,
         server: None,
         probe_server_ns: probe,
         probe_loopback_ns: None,
