@@ -29,17 +29,21 @@ Content-Length over 16 MiB from the head; /work is compressed by Starlette's
 GZipMiddleware (minimum size 0) when Accept-Encoding allows gzip; /fortunes
 reads the fortune table through the same asyncpg pool and renders it with
 FastAPI's Jinja2Templates (Jinja2, autoescape on for .html), and answers 503
-without DATABASE_URL as /db does.
+without DATABASE_URL as /db does. /queries and /updates read the world table
+through the same pool, one fetchrow per row on one acquired connection
+(random.randint ids); /updates writes the new numbers with executemany. Both
+answer 503 without DATABASE_URL.
 """
 
 import asyncio
 import hashlib
 import os
+import random
 import re
 import sys
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Annotated, NamedTuple
 
@@ -363,6 +367,57 @@ def sorted_fortunes(rows):
     return fortunes
 
 
+# -- queries and updates (contract 1.3) ---------------------------------------
+
+#: TechEmpower's World table: ids 1 to WORLD_ROWS, and a new randomNumber is
+#: drawn from the same range.
+WORLD_ROWS = 10000
+MAX_QUERIES = 500
+WORLD_SQL = "SELECT id, randomnumber FROM world WHERE id = $1"
+WORLD_UPDATE_SQL = "UPDATE world SET randomnumber = $1 WHERE id = $2"
+
+
+def parse_queries(params):
+    """N of /queries?queries=N and /updates?queries=N, clamped as TechEmpower
+    does: missing, empty, not an integer or below 1 is 1; above 500 is 500
+    (however many digits it has)."""
+    value = params.get("queries")
+    if value is None or INTEGER_RE.fullmatch(value) is None or value.startswith("-"):
+        return 1
+    digits = value.lstrip("0")
+    if len(digits) > len(str(MAX_QUERIES)):  # int() refuses over 4,300 digits
+        return MAX_QUERIES
+    return max(1, min(int(digits or "0"), MAX_QUERIES))
+
+
+class WorldRow(BaseModel):
+    id: int
+    randomNumber: int
+
+
+def random_row():
+    """A random id, or a random new number: 1 to 10,000."""
+    return random.randint(1, WORLD_ROWS)
+
+
+async def read_world(conn, n):
+    """n random rows, each read with its own query: asyncpg prepares the
+    statement once per connection and keeps it in its statement cache."""
+    rows = []
+    for _ in range(n):
+        row = await conn.fetchrow(WORLD_SQL, random_row())
+        rows.append(WorldRow(id=row["id"], randomNumber=row["randomnumber"]))
+    return rows
+
+
+def update_args(rows):
+    """executemany's arguments for the rows: one (number, id) per row, in id
+    order. asyncpg runs an executemany as one implicit transaction, so two
+    requests writing rows they share in different orders could deadlock;
+    in id order each waits for the other instead."""
+    return sorted(((row.randomNumber, row.id) for row in rows), key=itemgetter(1))
+
+
 # -- the app ----------------------------------------------------------------
 
 # redirect_slashes is on by default: it would answer /echo (and /blank/) with
@@ -455,6 +510,25 @@ async def fortunes(request: Request):
     return TEMPLATES.TemplateResponse(request, "fortunes.html", {"fortunes": sorted_fortunes(rows)})
 
 
+async def queries(request: Request) -> list[WorldRow]:
+    n = parse_queries(request.query_params)
+    # One connection for all the rows, given back before the answer is
+    # serialized.
+    async with database(request).acquire() as conn:
+        return await read_world(conn, n)
+
+
+async def updates(request: Request) -> list[WorldRow]:
+    n = parse_queries(request.query_params)
+    async with database(request).acquire() as conn:
+        rows = await read_world(conn, n)
+        for row in rows:
+            row.randomNumber = random_row()
+        # One UPDATE per row, all in one executemany (atomic since asyncpg 0.22).
+        await conn.executemany(WORLD_UPDATE_SQL, update_args(rows))
+    return rows
+
+
 async def ws_echo(websocket: WebSocket):
     # uvicorn's protocol answers pings and closes, reassembles fragments and
     # closes the connection on a protocol error (an unmasked frame) by itself.
@@ -480,6 +554,8 @@ app.add_api_route("/db/list", db_list, methods=["GET"])
 app.add_api_websocket_route("/ws", ws_echo)
 app.add_api_route("/upload", upload, methods=["POST"])
 app.add_api_route("/fortunes", fortunes, methods=["GET"])
+app.add_api_route("/queries", queries, methods=["GET"])
+app.add_api_route("/updates", updates, methods=["GET"])
 if STATIC_DIR.is_dir():
     # Starlette's StaticFiles: FileResponse sets Content-Length, Last-Modified
     # and an ETag (from mtime and size), and StaticFiles answers a matching

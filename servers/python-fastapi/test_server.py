@@ -1,12 +1,13 @@
 """Tests of the python-fastapi server: its date, document and db parameter
 rules, then the contract over real connections to `python server.py`
 (uvicorn and its workers) in a child process, WebSocket echo, static files,
-uploads, compressed /work answers and the fortunes page included.
+uploads, compressed /work answers, the fortunes page, queries and updates
+included.
 
 Run with `.venv/bin/python -m unittest` in this folder, after the build (which
-also writes ./static). The db and fortunes tests against PostgreSQL run only
-when DATABASE_URL is set (for one: `scripts/pg-dev.sh start` from the
-repository's root).
+also writes ./static). The db, fortunes, queries and updates tests against
+PostgreSQL run only when DATABASE_URL is set (for one: `scripts/pg-dev.sh
+start` from the repository's root).
 """
 
 import asyncio
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 import unittest
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
@@ -556,6 +558,8 @@ class DbWithoutDatabase(unittest.TestCase):
             self.assertEqual(get(running.port, "/db?id=1")[0], 503)
             self.assertEqual(get(running.port, "/db/list?from=1")[0], 503)
             self.assertEqual(get(running.port, "/fortunes")[0], 503)
+            self.assertEqual(get(running.port, "/queries?queries=5")[0], 503)
+            self.assertEqual(get(running.port, "/updates")[0], 503)
             self.assertEqual(get(running.port, "/db?id=abc")[0], 400)
             self.assertEqual(get(running.port, "/db/list?from=1&count=0")[0], 400)
             self.assertEqual(get(running.port, "/blank")[:2], (200, b"OK"))
@@ -642,6 +646,149 @@ class Db(unittest.TestCase):
             asyncio.run(update(want["name"], want["quantity"], str(want["price"]),
                                want["updated"].replace("Z", "+00:00")))
         self.assertEqual(self.json(f"/db?id={item_id}"), want)
+
+
+# -- queries and updates ------------------------------------------------------
+
+#: contract/db/schema.sql's world table, as the runner puts it back after an
+#: updates cell.
+RESEED_WORLD = "UPDATE world SET randomnumber = 1 + (id * 7919 + 13) % 10000"
+
+
+def seeded_number(i):
+    """randomNumber of world row i as contract/db/schema.sql seeds it."""
+    return 1 + (i * 7919 + 13) % 10000
+
+
+class WorldParameters(unittest.TestCase):
+    """The clamping of N and the rows' shape, without a database."""
+
+    def test_counts(self):
+        for value, n in [("1", 1), ("5", 5), ("20", 20), ("499", 499), ("500", 500), ("501", 500),
+                         ("10000", 500), ("2147483648", 500), ("9" * 5000, 500), ("007", 7), ("0" * 10 + "12", 12)]:
+            with self.subTest(value[:20]):
+                self.assertEqual(server.parse_queries({"queries": value}), n)
+
+    def test_clamped_to_one(self):
+        for params in [{}, {"queries": ""}, {"queries": "0"}, {"queries": "000"}, {"queries": "-1"},
+                       {"queries": "-600"}, {"queries": "-"}, {"queries": "foo"}, {"queries": "1.5"},
+                       {"queries": "+5"}, {"queries": "1e3"}, {"queries": " 5"}, {"queries": "5x"},
+                       {"queries": "٥"}, {"query": "5"}]:
+            with self.subTest(params):
+                self.assertEqual(server.parse_queries(params), 1)
+
+    def test_random_row(self):
+        drawn = {server.random_row() for _ in range(200_000)}
+        self.assertEqual((min(drawn), max(drawn)), (1, 10000))
+        self.assertGreater(len(drawn), 9900)
+
+    def test_json(self):
+        row = server.WorldRow(id=4174, randomNumber=331)
+        self.assertEqual(row.model_dump_json(), '{"id":4174,"randomNumber":331}')
+
+    def test_updates_in_id_order(self):
+        rows = [server.WorldRow(id=i, randomNumber=n) for i, n in [(9, 1), (3, 2), (9, 3), (1, 4)]]
+        self.assertEqual(server.update_args(rows), [(4, 1), (2, 3), (1, 9), (3, 9)])
+
+
+@unittest.skipUnless(DATABASE_URL, "DATABASE_URL is not set: the queries and updates tests against PostgreSQL "
+                                   "need one (scripts/pg-dev.sh start, from the repository's root)")
+class World(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Running(env={"DATABASE_POOL_SIZE": "4"})
+
+    @classmethod
+    def tearDownClass(cls):
+        if not cls.server.stop():
+            raise AssertionError("server did not exit cleanly on SIGTERM")
+
+    def rows(self, path, n):
+        """The rows of a /queries or /updates answer, checked for its shape:
+        n objects of exactly {id, randomNumber}, integers 1 to 10,000."""
+        status, body, content_type = get(self.server.port, path)
+        self.assertEqual(status, 200, f"{path}: {body!r}")
+        self.assertEqual(content_type.split(";")[0], "application/json")
+        rows = json.loads(body)
+        self.assertIsInstance(rows, list)
+        self.assertEqual(len(rows), n, path)
+        for row in rows:
+            self.assertEqual(set(row), {"id", "randomNumber"})
+            for key in ("id", "randomNumber"):
+                self.assertIs(type(row[key]), int, row)
+                self.assertTrue(1 <= row[key] <= 10000, row)
+        return [(row["id"], row["randomNumber"]) for row in rows]
+
+    @staticmethod
+    def execute(sql, *args):
+        async def run():
+            conn = await asyncpg.connect(DATABASE_URL)
+            try:
+                return await conn.fetch(sql, *args)
+            finally:
+                await conn.close()
+
+        return asyncio.run(run())
+
+    def test_queries(self):
+        ids = set()
+        for path, n in [("/queries?queries=1", 1), ("/queries?queries=5", 5), ("/queries?queries=20", 20),
+                        ("/queries?queries=500", 500), ("/queries?queries=501", 500), ("/queries", 1),
+                        ("/queries?queries=", 1), ("/queries?queries=foo", 1), ("/queries?queries=0", 1)]:
+            with self.subTest(path):
+                for i, number in self.rows(path, n):
+                    self.assertEqual(number, seeded_number(i), (path, i))
+                    ids.add(i)
+        self.assertGreater(len(ids), 900)  # random ids: about 980 distinct of 1,030
+
+    def test_queries_follow_the_table(self):
+        try:
+            self.execute("UPDATE world SET randomnumber = 10001 - id")
+            for i, number in self.rows("/queries?queries=500", 500):
+                self.assertEqual(number, 10001 - i)
+        finally:
+            self.execute(RESEED_WORLD)
+        for i, number in self.rows("/queries?queries=20", 20):
+            self.assertEqual(number, seeded_number(i))
+
+    def test_updates_are_written(self):
+        try:
+            for n in [20, 1, 500]:
+                with self.subTest(n):
+                    answered = {}
+                    rows = self.rows(f"/updates?queries={n}", n)
+                    for i, number in rows:
+                        answered.setdefault(i, set()).add(number)
+                    changed = sum(number != seeded_number(i) for i, number in rows)
+                    self.assertGreaterEqual(changed, n - 2)
+                    held = dict(self.execute("SELECT id, randomnumber FROM world WHERE id = ANY($1)", list(answered)))
+                    for i, numbers in answered.items():
+                        self.assertIn(held[i], numbers, i)
+                    self.execute(RESEED_WORLD)
+        finally:
+            self.execute(RESEED_WORLD)
+
+    def test_updates_are_clamped(self):
+        try:
+            for path, n in [("/updates", 1), ("/updates?queries=", 1), ("/updates?queries=foo", 1),
+                            ("/updates?queries=0", 1), ("/updates?queries=5", 5), ("/updates?queries=501", 500)]:
+                with self.subTest(path):
+                    self.rows(path, n)
+        finally:
+            self.execute(RESEED_WORLD)
+
+    def test_concurrent_updates(self):
+        """Updates of overlapping rows in flight together neither deadlock nor fail."""
+
+        def many(_):
+            for _ in range(5):
+                self.rows("/updates?queries=500", 500)
+
+        try:
+            with ThreadPoolExecutor(4) as pool:
+                list(pool.map(many, range(4)))
+        finally:
+            self.execute(RESEED_WORLD)
 
 
 # -- ws ---------------------------------------------------------------------

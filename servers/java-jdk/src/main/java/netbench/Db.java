@@ -17,10 +17,13 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 
 /**
- * {@code GET /db}, {@code GET /db/list} and the rows of {@code GET /fortunes}: every request borrows a connection from HikariCP and
+ * {@code GET /db}, {@code GET /db/list}, the rows of {@code GET /fortunes} and of {@code GET /queries} and
+ * {@code GET /updates}: every request borrows a connection from HikariCP and
  * runs a prepared statement on PostgreSQL through the JDBC driver (pgjdbc), so an answer always
  * shows the table as it is now.
  */
@@ -121,6 +124,60 @@ final class Db implements AutoCloseable {
             }
         }
         return rows; // rendered after the connection is back in the pool
+    }
+
+    /**
+     * {@code n} random rows of the world table, each read with its own execution of the prepared
+     * query, all on one pooled connection (pgjdbc switches the statement to a named server-side
+     * one after its prepareThreshold of five executions, and caches it per connection).
+     */
+    World.Row[] world(int n) throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            return readWorld(c, n);
+        }
+    }
+
+    /**
+     * {@code n} random rows read as {@link #world} reads them, each given a new random number,
+     * written back on the same connection as one JDBC batch of one UPDATE per row (pgjdbc sends
+     * it in one round trip); the answer holds the new numbers. The batch goes in id order, so
+     * that two requests' batches (each one implicit transaction, the connection being in
+     * autocommit) lock shared rows in the same order and cannot deadlock.
+     */
+    World.Row[] updateWorld(int n) throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            World.Row[] rows = readWorld(c, n);
+            for (int i = 0; i < rows.length; i++) {
+                rows[i] = new World.Row(rows[i].id(), World.random());
+            }
+            World.Row[] byId = rows.clone();
+            Arrays.sort(byId, Comparator.comparingInt(World.Row::id));
+            try (PreparedStatement st = c.prepareStatement(World.UPDATE)) {
+                for (World.Row row : byId) {
+                    st.setInt(1, row.randomNumber());
+                    st.setInt(2, row.id());
+                    st.addBatch();
+                }
+                st.executeBatch();
+            }
+            return rows;
+        }
+    }
+
+    private static World.Row[] readWorld(Connection c, int n) throws SQLException {
+        World.Row[] rows = new World.Row[n];
+        try (PreparedStatement st = c.prepareStatement(World.QUERY)) {
+            for (int i = 0; i < n; i++) {
+                st.setInt(1, World.random());
+                try (ResultSet rs = st.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new SQLException("no world row for a drawn id");
+                    }
+                    rows[i] = new World.Row(rs.getInt(1), rs.getInt(2));
+                }
+            }
+        }
+        return rows;
     }
 
     static byte[] render(Item item) {

@@ -71,6 +71,12 @@ final class Router implements HttpHandler {
                 } else {
                     notAllowed(exchange, "GET");
                 }
+            } else if (path.equals("/queries") || path.equals("/updates")) {
+                if (method.equals("GET")) {
+                    world(exchange, path.equals("/updates"));
+                } else {
+                    notAllowed(exchange, "GET");
+                }
             } else if (path.equals("/upload")) {
                 if (method.equals("POST")) {
                     Upload.handle(exchange);
@@ -125,6 +131,24 @@ final class Router implements HttpHandler {
             return;
         }
         send(exchange, 200, HTML, page);
+    }
+
+    /** {@code /queries} and {@code /updates}: N clamped, never a 400. */
+    private void world(HttpExchange exchange, boolean update) throws IOException {
+        if (db == null) {
+            send(exchange, 503, TEXT, NO_DATABASE);
+            return;
+        }
+        int n = World.queries(exchange.getRequestURI().getRawQuery());
+        World.Row[] rows;
+        try {
+            rows = update ? db.updateWorld(n) : db.world(n);
+        } catch (SQLException e) {
+            send(exchange, 500, TEXT, ("database error: " + e.getMessage()).getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        // Rendered after the connection is back in the pool.
+        send(exchange, 200, JSON, World.render(rows));
     }
 
     private void db(HttpExchange exchange, boolean oneRow) throws IOException {

@@ -16,7 +16,8 @@ import java.util.concurrent.Executors;
  * {@code THREADS} (worker threads, default the number of available processors; {@code cached}
  * for a cached pool, which starts a thread whenever every thread is busy: a thread per
  * request in flight, so under keep-alive load one per connection), {@code DATABASE_URL}
- * ({@code postgres://user@host:port/db}; without it {@code /db} and {@code /fortunes} answer 503)
+ * ({@code postgres://user@host:port/db}; without it {@code /db}, {@code /fortunes}, {@code /queries} and
+ * {@code /updates} answer 503)
  * and {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
  * {@code /static/} serves the folder ./static (the build writes the contract's files there).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or

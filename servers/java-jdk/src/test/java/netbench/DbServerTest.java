@@ -5,23 +5,34 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code /db}, {@code /db/list} and {@code /fortunes} against a real PostgreSQL holding contract/db/schema.sql:
+ * {@code /db}, {@code /db/list}, {@code /fortunes}, {@code /queries} and {@code /updates} against a real
+ * PostgreSQL holding contract/db/schema.sql:
  * runs only when DATABASE_URL is set (scripts/pg-dev.sh start prints one), skipped otherwise.
  */
 class DbServerTest {
@@ -184,5 +195,144 @@ class DbServerTest {
             }
         }
         assertEquals(row(4242), get("/db?id=4242").text());
+    }
+
+    // -- queries and updates ------------------------------------------------------
+
+    /** contract/db/schema.sql's world table, as the runner puts it back after an updates cell. */
+    private static final String RESEED = "UPDATE world SET randomnumber = 1 + (id * 7919 + 13) % 10000";
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private static void execute(String sql) throws Exception {
+        try (Connection c = connection(); Statement st = c.createStatement()) {
+            st.executeUpdate(sql);
+        }
+    }
+
+    /** The rows of a /queries or /updates answer, checked for the shape: exactly {id, randomNumber}, integers. */
+    private static List<World.Row> worldRows(String path, int n) throws Exception {
+        RawHttp.Response r = get(path);
+        assertEquals(200, r.status, path + ": " + r.text());
+        assertEquals("application/json", r.header("content-type"), path);
+        JsonNode array = MAPPER.readTree(r.body);
+        assertTrue(array.isArray(), path + ": " + r.text());
+        assertEquals(n, array.size(), path);
+        List<World.Row> rows = new ArrayList<>(n);
+        for (JsonNode row : array) {
+            assertEquals(2, row.size(), row.toString());
+            assertTrue(row.path("id").isInt() && row.path("randomNumber").isInt(), row.toString());
+            int id = row.get("id").intValue();
+            int number = row.get("randomNumber").intValue();
+            assertTrue(id >= 1 && id <= 10_000, row.toString());
+            assertTrue(number >= 1 && number <= 10_000, row.toString());
+            rows.add(new World.Row(id, number));
+        }
+        return rows;
+    }
+
+    @Test
+    void queries() throws Exception {
+        Set<Integer> ids = new HashSet<>();
+        String[][] cases = {{"/queries?queries=1", "1"}, {"/queries?queries=5", "5"}, {"/queries?queries=20", "20"},
+            {"/queries?queries=500", "500"}, {"/queries?queries=501", "500"}, {"/queries", "1"},
+            {"/queries?queries=", "1"}, {"/queries?queries=foo", "1"}, {"/queries?queries=0", "1"}};
+        for (String[] c : cases) {
+            for (World.Row row : worldRows(c[0], Integer.parseInt(c[1]))) {
+                assertEquals(WorldTest.seeded(row.id()), row.randomNumber(), c[0] + ": " + row);
+                ids.add(row.id());
+            }
+        }
+        assertTrue(ids.size() > 900, "random ids: " + ids.size() + " distinct of 1030");
+    }
+
+    /** Every row is read for the request: a change through another connection shows in the next answer. */
+    @Test
+    void queriesFollowTheTable() throws Exception {
+        try {
+            execute("UPDATE world SET randomnumber = 10001 - id");
+            for (World.Row row : worldRows("/queries?queries=500", 500)) {
+                assertEquals(10_001 - row.id(), row.randomNumber(), row.toString());
+            }
+        } finally {
+            execute(RESEED);
+        }
+        for (World.Row row : worldRows("/queries?queries=20", 20)) {
+            assertEquals(WorldTest.seeded(row.id()), row.randomNumber(), row.toString());
+        }
+    }
+
+    /** What /updates answers is what the table holds afterwards (for an id drawn twice, either number). */
+    @Test
+    void updatesAreWritten() throws Exception {
+        try {
+            for (int n : new int[] {20, 1, 500}) {
+                List<World.Row> rows = worldRows("/updates?queries=" + n, n);
+                Map<Integer, Set<Integer>> answered = new HashMap<>();
+                int changed = 0;
+                for (World.Row row : rows) {
+                    answered.computeIfAbsent(row.id(), k -> new HashSet<>()).add(row.randomNumber());
+                    if (row.randomNumber() != WorldTest.seeded(row.id())) {
+                        changed++;
+                    }
+                }
+                assertTrue(changed >= n - 2, changed + " of " + n + " rows given a new number");
+                try (Connection c = connection();
+                        PreparedStatement st = c.prepareStatement("SELECT randomnumber FROM world WHERE id = ?")) {
+                    for (Map.Entry<Integer, Set<Integer>> e : answered.entrySet()) {
+                        st.setInt(1, e.getKey());
+                        try (ResultSet rs = st.executeQuery()) {
+                            assertTrue(rs.next());
+                            int held = rs.getInt(1);
+                            assertTrue(e.getValue().contains(held),
+                                    "row " + e.getKey() + " holds " + held + ", answered " + e.getValue());
+                        }
+                    }
+                }
+                execute(RESEED);
+            }
+        } finally {
+            execute(RESEED);
+        }
+    }
+
+    @Test
+    void updatesAreClamped() throws Exception {
+        try {
+            String[][] cases = {{"/updates", "1"}, {"/updates?queries=", "1"}, {"/updates?queries=foo", "1"},
+                {"/updates?queries=0", "1"}, {"/updates?queries=5", "5"}, {"/updates?queries=501", "500"}};
+            for (String[] c : cases) {
+                worldRows(c[0], Integer.parseInt(c[1]));
+            }
+        } finally {
+            execute(RESEED);
+        }
+    }
+
+    /** Concurrent updates of overlapping rows neither deadlock nor fail. */
+    @Test
+    void concurrentUpdates() throws Exception {
+        try {
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+            for (int t = 0; t < 4; t++) {
+                Thread thread = new Thread(() -> {
+                    try {
+                        for (int k = 0; k < 5; k++) {
+                            worldRows("/updates?queries=500", 500);
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                });
+                threads.add(thread);
+                thread.start();
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures);
+        } finally {
+            execute(RESEED);
+        }
     }
 }
