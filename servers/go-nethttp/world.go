@@ -3,6 +3,7 @@ package main
 import (
 	"math/rand/v2"
 	"net/http"
+	"sort"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -63,7 +64,7 @@ func (d dbHandlers) queries(w http.ResponseWriter, r *http.Request) {
 
 // updates serves GET /updates?queries=N: the rows read one by one, each
 // given a new random number, and written in one pgx batch (one round trip,
-// one statement per row, in the order drawn).
+// one statement per row, in id order).
 func (d dbHandlers) updates(w http.ResponseWriter, r *http.Request) {
 	if d.pool == nil {
 		writeText(w, http.StatusServiceUnavailable, "no database (DATABASE_URL is unset)")
@@ -74,9 +75,20 @@ func (d dbHandlers) updates(w http.ResponseWriter, r *http.Request) {
 		dbError(w, r, err)
 		return
 	}
-	batch := &pgx.Batch{}
 	for i := range rows {
 		rows[i].RandomNumber = int32(1 + rand.IntN(worldRows))
+	}
+	// pgx runs a batch as one transaction: written in id order, two
+	// requests that share rows lock them in the same order and cannot
+	// deadlock (in draw order PostgreSQL aborts one of them). The answer
+	// keeps the draw order.
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return rows[order[a]].ID < rows[order[b]].ID })
+	batch := &pgx.Batch{}
+	for _, i := range order {
 		batch.Queue(worldUpdate, rows[i].RandomNumber, rows[i].ID)
 	}
 	if err := d.pool.SendBatch(r.Context(), batch).Close(); err != nil {
