@@ -105,6 +105,13 @@ pub fn work_gzip_requests(
     work_templates(url, keepalive, cases, Coding::Gzip)
 }
 
+/// `POST /work` for each case allowing brotli and gzip: a server with
+/// brotli may answer either, one without it gzip; each answer must come
+/// coded and decode to its own answer (bytes per answer show which won).
+pub fn work_br_requests(url: &Url, keepalive: bool, cases: Vec<WorkCase>) -> Vec<RequestTemplate> {
+    work_templates(url, keepalive, cases, Coding::GzipOrBrotli)
+}
+
 fn work_templates(
     url: &Url,
     keepalive: bool,
@@ -113,6 +120,7 @@ fn work_templates(
 ) -> Vec<RequestTemplate> {
     let asked: &[(&str, &str)] = match coding {
         Coding::Gzip => &[("Accept-Encoding", "gzip")],
+        Coding::GzipOrBrotli => &[("Accept-Encoding", "br, gzip")],
         Coding::Any => &[],
     };
     cases

@@ -25,6 +25,21 @@ pub enum Coding {
     Any,
     /// `Content-Encoding: gzip`, and a body that inflates to the answer.
     Gzip,
+    /// `Content-Encoding: br` or `gzip` (the request allows both; a server
+    /// with brotli may choose it), and a body that decodes to the answer.
+    GzipOrBrotli,
+}
+
+/// Whether a `Content-Encoding` value says brotli.
+pub(crate) fn is_brotli(header: Option<&[u8]>) -> bool {
+    header.is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"br"))
+}
+
+fn is_gzip(header: Option<&[u8]>) -> bool {
+    header.is_some_and(|v| {
+        let v = v.trim_ascii();
+        v.eq_ignore_ascii_case(b"gzip") || v.eq_ignore_ascii_case(b"x-gzip")
+    })
 }
 
 /// The most a compressed answer's body is kept, and inflates to: a bound
@@ -37,30 +52,32 @@ impl Coding {
     pub(crate) fn matches(self, header: Option<&[u8]>) -> bool {
         match self {
             Coding::Any => true,
-            Coding::Gzip => header.is_some_and(|v| {
-                let v = v.trim_ascii();
-                v.eq_ignore_ascii_case(b"gzip") || v.eq_ignore_ascii_case(b"x-gzip")
-            }),
+            Coding::Gzip => is_gzip(header),
+            Coding::GzipOrBrotli => is_gzip(header) || is_brotli(header),
         }
     }
 
-    /// `body` decoded into `out` (cleared first), at most `limit` bytes;
-    /// `false` when it is not valid in this coding or inflates past
-    /// `limit`.
-    pub(crate) fn decode(self, body: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
+    /// `body` decoded into `out` (cleared first), at most `limit` bytes,
+    /// as brotli when the answer said `br` (`brotli`), else as gzip;
+    /// `false` when it is not valid in that coding or decodes past `limit`.
+    pub(crate) fn decode(self, brotli: bool, body: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
         use std::io::Read;
         out.clear();
-        match self {
+        let cap = limit as u64 + 1;
+        let read = match self {
             Coding::Any => {
                 out.extend_from_slice(body);
-                true
+                return true;
             }
-            Coding::Gzip => {
-                // Multi-member gzip is one body, as RFC 1952 allows.
-                let mut inflate = flate2::read::MultiGzDecoder::new(body).take(limit as u64 + 1);
-                inflate.read_to_end(out).is_ok() && out.len() <= limit
-            }
-        }
+            Coding::GzipOrBrotli if brotli => brotli_decompressor::Decompressor::new(body, 4096)
+                .take(cap)
+                .read_to_end(out),
+            // Multi-member gzip is one body, as RFC 1952 allows.
+            Coding::Gzip | Coding::GzipOrBrotli => flate2::read::MultiGzDecoder::new(body)
+                .take(cap)
+                .read_to_end(out),
+        };
+        read.is_ok() && out.len() <= limit
     }
 }
 
@@ -298,16 +315,42 @@ mod tests {
         assert!(Coding::Any.matches(None));
 
         let mut out = Vec::new();
-        assert!(Coding::Gzip.decode(&gz(b"{\"a\":1}"), 100, &mut out));
+        assert!(Coding::Gzip.decode(false, &gz(b"{\"a\":1}"), 100, &mut out));
         assert_eq!(out, b"{\"a\":1}");
         // Plain bytes claimed as gzip, and a cut gzip stream, are not gzip.
-        assert!(!Coding::Gzip.decode(b"{\"a\":1}", 100, &mut out));
+        assert!(!Coding::Gzip.decode(false, b"{\"a\":1}", 100, &mut out));
         let whole = gz(&[b'x'; 1000]);
-        assert!(!Coding::Gzip.decode(&whole[..whole.len() - 4], 2000, &mut out));
+        assert!(!Coding::Gzip.decode(false, &whole[..whole.len() - 4], 2000, &mut out));
         // A bomb: a megabyte of zeros in about a kilobyte stops at the bound.
         let bomb = gz(&vec![0u8; 1 << 20]);
         assert!(bomb.len() < 8 * 1024);
-        assert!(!Coding::Gzip.decode(&bomb, 1000, &mut out));
+        assert!(!Coding::Gzip.decode(false, &bomb, 1000, &mut out));
+        assert!(out.len() <= 1001);
+    }
+
+    #[test]
+    fn gzip_or_brotli_takes_either_by_its_header_and_bounds_both() {
+        use std::io::Write;
+        let br = |data: &[u8]| {
+            let mut w = brotli::CompressorWriter::new(Vec::new(), 4096, 5, 22);
+            w.write_all(data).unwrap();
+            w.into_inner()
+        };
+        let either = Coding::GzipOrBrotli;
+        assert!(either.matches(Some(b"br")) && either.matches(Some(b"gzip")));
+        assert!(!either.matches(None) && !either.matches(Some(b"deflate")));
+        assert!(is_brotli(Some(b" BR ")) && !is_brotli(Some(b"gzip")));
+
+        let mut out = Vec::new();
+        assert!(either.decode(true, &br(b"{\"a\":1}"), 100, &mut out));
+        assert_eq!(out, b"{\"a\":1}");
+        // Brotli bytes said to be gzip, and plain bytes said to be brotli.
+        assert!(!either.decode(false, &br(b"{\"a\":1}"), 100, &mut out));
+        assert!(!either.decode(true, b"{\"a\":1}", 100, &mut out));
+        // A brotli bomb stops at the bound too.
+        let bomb = br(&vec![0u8; 1 << 20]);
+        assert!(bomb.len() < 1024);
+        assert!(!either.decode(true, &bomb, 1000, &mut out));
         assert!(out.len() <= 1001);
     }
     use serde_json::json;

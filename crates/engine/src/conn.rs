@@ -82,6 +82,8 @@ struct AnswerHead {
     /// and checked once decoded), and whether its header says so.
     coding: Coding,
     coding_ok: bool,
+    /// The answer said `Content-Encoding: br`.
+    brotli: bool,
 }
 
 #[derive(Debug)]
@@ -302,6 +304,7 @@ impl Conn {
                             && matches!(template.expect.body, BodyExpect::Exact(_)),
                         coding: template.expect.coding,
                         coding_ok: template.expect.coding.matches(head.content_encoding),
+                        brotli: crate::check::is_brotli(head.content_encoding),
                     };
                     self.body.clear();
                     self.body_over = false;
@@ -383,7 +386,10 @@ impl Conn {
             // Kept coded, bounded; decoded once whole. An allocation per
             // answer, which only compressed endpoints pay.
             let mut plain = Vec::new();
-            if self.body_over || !head.coding.decode(&self.body, CODED_BODY_CAP, &mut plain) {
+            let decoded = head
+                .coding
+                .decode(head.brotli, &self.body, CODED_BODY_CAP, &mut plain);
+            if self.body_over || !decoded {
                 Err(ErrorKind::Encoding)
             } else if !expect.body.matches(&plain) {
                 Err(ErrorKind::Body)

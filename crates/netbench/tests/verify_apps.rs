@@ -42,11 +42,18 @@ fn the_flags_run_the_parts_checks_and_a_flaw_fails_verify() {
             "{check}: {stdout}"
         );
     }
-    assert!(stdout.contains("contract v1.2"), "{stdout}");
+    assert!(stdout.contains("contract v1.3"), "{stdout}");
 
     let out = netbench(&["verify", "--documents", "5", &good.url("/")]);
     let stdout = text(&out.stdout);
-    for part in ["static", "upload", "json-comp"] {
+    for part in [
+        "static",
+        "upload",
+        "json-comp",
+        "fortunes",
+        "queries",
+        "updates",
+    ] {
         assert!(
             stdout.contains(&format!("skipped: {part}: not asked for (--{part}")),
             "{part}: {stdout}"

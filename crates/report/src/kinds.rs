@@ -416,7 +416,7 @@ pub(crate) mod testing {
                     "db" | "db-list" => Some(Offer::Db),
                     "static" | "static-1m" => Some(Offer::Static),
                     "upload" => Some(Offer::Upload),
-                    "json-comp" => Some(Offer::JsonComp),
+                    "json-comp" | "json-comp-br" => Some(Offer::JsonComp),
                     "fortunes" => Some(Offer::Fortunes),
                     "queries" => Some(Offer::Queries),
                     "updates" => Some(Offer::Updates),

@@ -191,6 +191,11 @@ fn requests_for(
         Endpoint::Fortunes => vec![netbench_contract::fortunes::fortunes_request(
             url, keepalive,
         )],
+        Endpoint::JsonCompBr => netbench_contract::work_br_requests(
+            url,
+            keepalive,
+            WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
+        ),
         Endpoint::Queries => vec![netbench_contract::world::queries_request(url, keepalive)],
         Endpoint::Updates => vec![netbench_contract::world::updates_request(url, keepalive)],
     }

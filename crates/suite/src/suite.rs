@@ -52,6 +52,9 @@ pub enum Endpoint {
     /// `GET /fortunes`, each page's table checked (the optional `fortunes`
     /// part: the run starts a PostgreSQL).
     Fortunes,
+    /// `POST /work` allowing `br, gzip`: brotli from servers that have it,
+    /// gzip from the others, each answer decoded and checked (`json-comp`).
+    JsonCompBr,
     /// `GET /queries?queries=20`, each row checked against the seeded
     /// World table (the optional `queries` part).
     Queries,
@@ -74,6 +77,7 @@ impl Endpoint {
             Endpoint::Upload => "upload",
             Endpoint::JsonComp => "json-comp",
             Endpoint::Fortunes => "fortunes",
+            Endpoint::JsonCompBr => "json-comp-br",
             Endpoint::Queries => "queries",
             Endpoint::Updates => "updates",
         }
@@ -88,7 +92,7 @@ impl Endpoint {
             Endpoint::Ws => Some(Offer::Ws),
             Endpoint::Static | Endpoint::Static1m => Some(Offer::Static),
             Endpoint::Upload => Some(Offer::Upload),
-            Endpoint::JsonComp => Some(Offer::JsonComp),
+            Endpoint::JsonComp | Endpoint::JsonCompBr => Some(Offer::JsonComp),
             Endpoint::Fortunes => Some(Offer::Fortunes),
             Endpoint::Queries => Some(Offer::Queries),
             Endpoint::Updates => Some(Offer::Updates),

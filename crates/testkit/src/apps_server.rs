@@ -278,7 +278,7 @@ pub(crate) fn work_answer(
         None => respond_with(w, flaw, status, ct, &[vary], body),
         Some(name) => {
             let out = match (name, flaw) {
-                ("gzip", Flaw::GzipClaimPlain) => body.to_vec(),
+                (_, Flaw::GzipClaimPlain) => body.to_vec(),
                 ("gzip", Flaw::GzipBomb) => bomb().to_vec(),
                 ("gzip", _) => gzip(body),
                 _ => brotli(body),

@@ -57,7 +57,7 @@ pub enum Flaw {
     /// Reads an upload of any size, a 10 GB one included, instead of
     /// refusing one over the limit with 413.
     UploadNoLimit,
-    /// Says `Content-Encoding: gzip` and sends the plain answer.
+    /// Says `Content-Encoding: gzip` (or `br`) and sends the plain answer.
     GzipClaimPlain,
     /// Answers gzip to any request with an Accept-Encoding, even one that
     /// does not allow gzip (`identity`, `br`).

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use netbench_contract::{
-    static_request, upload_requests, work_gzip_requests, WorkGenerator, STATIC_FILES, UPLOAD_SIZES,
+    static_request, upload_requests, work_br_requests, work_gzip_requests, WorkGenerator,
+    STATIC_FILES, UPLOAD_SIZES,
 };
 use netbench_engine::{
     parse_url, run, ErrorKind, LoadPlan, LoadResult, Pacing, RequestTemplate, RunControl, Stop,
@@ -79,6 +80,13 @@ fn compressed_work_answers_are_decoded_and_checked_and_plain_ones_counted() {
     let url = parse_url(&good.url("/")).unwrap();
     let r = load(&good, work_gzip_requests(&url, true, cases()), 40);
     assert_eq!((r.requests, r.errors.total()), (40, 0), "{:?}", r.errors);
+    // Allowed brotli and gzip, this server answers brotli: decoded and
+    // checked the same way.
+    let r = load(&good, work_br_requests(&url, true, cases()), 40);
+    assert_eq!((r.requests, r.errors.total()), (40, 0), "{:?}", r.errors);
+    let plain = serve_contract(Flaw::GzipClaimPlain);
+    let r = load(&plain, work_br_requests(&url, true, cases()), 10);
+    assert_eq!(r.errors.get(ErrorKind::Encoding), 10, "{:?}", r.errors);
 
     // "gzip" on a plain body, and a decompression bomb: each answer an
     // encoding error, the client's memory bounded.
