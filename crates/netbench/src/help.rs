@@ -171,7 +171,7 @@ over 1 to 1,000 connections), aa (four servers twice over for an A/A check of
 compare), gate (five servers, 5 repetitions: for `compare --fail-on` in CI),
 apps (the servers offering the contract's application parts: static files,
 uploads, gzip, fortunes, queries, updates), threads (1, 2 and 4 worker
-threads of c-h2o, cpp-beast and java-jdk). A path to any suite file works too.
+threads of c-h2o, cpp-beast and java-jdk with TCP_NODELAY). A path to any suite file works too.
 
 Each server is built once (skipped while its sources are unchanged), started
 fresh for every measurement (or, with a suite's [warmup] process = round, for
