@@ -17,15 +17,18 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * {@code GET /db} and {@code GET /db/list}: every request borrows a connection from HikariCP and
- * runs a prepared statement on PostgreSQL through the JDBC driver (pgjdbc), so an answer always
- * shows the table as it is now.
+ * {@code GET /db}, {@code GET /db/list}, {@code GET /fortunes}, {@code GET /queries} and
+ * {@code GET /updates}: every request borrows a connection from HikariCP and runs prepared
+ * statements on PostgreSQL through the JDBC driver (pgjdbc), so an answer always shows the
+ * tables as they are now.
  *
  * <p>JDBC blocks, and an event loop must not: the queries run on {@link #executor()}, a fixed
  * pool of as many threads as the pool has connections (a thread more would only wait for a
@@ -127,6 +130,69 @@ final class Db implements AutoCloseable {
         }
         // Rendered after the connection is back in the pool: it is held only for the query.
         return render(items);
+    }
+
+    /** Every row of the fortune table, in the order PostgreSQL returns them. */
+    List<Fortune> fortunes() throws SQLException {
+        List<Fortune> rows = new ArrayList<>(16);
+        try (Connection c = pool.getConnection();
+                PreparedStatement st = c.prepareStatement(Fortunes.QUERY);
+                ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                rows.add(new Fortune(rs.getInt(1), rs.getString(2)));
+            }
+        }
+        return rows;
+    }
+
+    /** {@code n} random world rows, each read with its own execution of the prepared statement. */
+    World[] queries(int n) throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            return read(c, n);
+        }
+    }
+
+    /**
+     * {@code n} random world rows, each read with its own query, each given a new random number,
+     * written back with one UPDATE per row sent as one JDBC batch (one round trip). The answer
+     * keeps the order drawn; the batch goes in id order, so that two concurrent batches (each one
+     * implicit transaction) lock their rows in the same order and cannot deadlock. An id drawn
+     * twice is written twice, the later number last.
+     */
+    World[] updates(int n) throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            World[] rows = read(c, n);
+            for (int i = 0; i < rows.length; i++) {
+                rows[i] = new World(rows[i].id(), World.random());
+            }
+            World[] byId = rows.clone();
+            Arrays.sort(byId, Comparator.comparingInt(World::id)); // stable: repeats keep their order
+            try (PreparedStatement st = c.prepareStatement(World.WRITE)) {
+                for (World w : byId) {
+                    st.setInt(1, w.randomNumber());
+                    st.setInt(2, w.id());
+                    st.addBatch();
+                }
+                st.executeBatch();
+            }
+            return rows;
+        }
+    }
+
+    private static World[] read(Connection c, int n) throws SQLException {
+        World[] rows = new World[n];
+        try (PreparedStatement st = c.prepareStatement(World.READ)) {
+            for (int i = 0; i < n; i++) {
+                st.setInt(1, World.random());
+                try (ResultSet rs = st.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new SQLException("no world row with the id drawn"); // the table is 1..10000
+                    }
+                    rows[i] = new World(rs.getInt(1), rs.getInt(2));
+                }
+            }
+        }
+        return rows;
     }
 
     static byte[] render(Item item) {

@@ -11,6 +11,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,9 +22,16 @@ import java.util.concurrent.TimeUnit;
  * run on that loop's thread. {@code GET /ws} upgrades the connection to a WebSocket with
  * Netty's own codec and echoes every message ({@link WsEcho}).
  *
+ * <p>Every connection's pipeline: {@code HttpServerCodec} (HTTP/1.1 decoding and encoding),
+ * {@link Compression.WorkCompressor} (Netty's HttpContentCompressor, for {@code /work} answers
+ * only), {@link Upload.Stream} (takes {@code POST /upload} off the pipeline and hashes its body as
+ * it arrives), {@code HttpObjectAggregator} (whole requests of at most 1 MiB for everything else)
+ * and {@link Handler}. {@code GET /static/<name>} serves the files of ./static
+ * ({@link StaticFiles}).
+ *
  * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234),
- * {@code DATABASE_URL} ({@code postgres://user@host:port/db}; without it {@code /db} answers
- * 503) and {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
+ * {@code DATABASE_URL} ({@code postgres://user@host:port/db}; without it {@code /db},
+ * {@code /fortunes}, {@code /queries} and {@code /updates} answer 503) and {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
@@ -43,19 +51,28 @@ public final class Server {
         this.db = db;
     }
 
+    /** Where the build writes the contract's static files (contract/static/make.py), from the server's folder. */
+    static final Path STATIC_DIR = Path.of("static");
+
     /** {@link #start(InetSocketAddress, Handler.Root, Db)} without a database. */
     public static Server start(InetSocketAddress address, Handler.Root root) throws InterruptedException {
         return start(address, root, null);
     }
 
+    /** {@link #start(InetSocketAddress, Handler.Root, Db, StaticFiles)} serving ./static. */
+    static Server start(InetSocketAddress address, Handler.Root root, Db db) throws InterruptedException {
+        return start(address, root, db, StaticFiles.of(STATIC_DIR));
+    }
+
     /**
      * Binds, starts and returns the server; port 0 picks a free port. {@code db} may be null
-     * (the db paths answer 503); the server closes it on {@link #stop}.
+     * (the db paths answer 503); the server closes it on {@link #stop}. {@code files} is what
+     * {@code /static/} serves.
      */
-    static Server start(InetSocketAddress address, Handler.Root root, Db db) throws InterruptedException {
+    static Server start(InetSocketAddress address, Handler.Root root, Db db, StaticFiles files) throws InterruptedException {
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory()); // default size
-        Handler handler = new Handler(root, db);
+        Handler handler = new Handler(root, db, files);
         try {
             Channel channel = new ServerBootstrap()
                     .group(boss, workers)
@@ -65,6 +82,8 @@ public final class Server {
                         protected void initChannel(SocketChannel ch) {
                             ch.pipeline().addLast(
                                     new HttpServerCodec(),
+                                    new Compression.WorkCompressor(),
+                                    new Upload.Stream(),
                                     new HttpObjectAggregator(MAX_BODY),
                                     handler);
                         }
@@ -134,9 +153,13 @@ public final class Server {
                 return;
             }
         }
+        StaticFiles files = StaticFiles.of(STATIC_DIR);
+        if (!files.present()) {
+            System.err.println("no ./static folder (the build writes it): /static/ answers 404");
+        }
         Server server;
         try {
-            server = start(new InetSocketAddress(host, port), root, db);
+            server = start(new InetSocketAddress(host, port), root, db, files);
         } catch (Exception e) {
             System.err.println("cannot listen on " + host + ":" + port + ": " + e);
             System.exit(1);

@@ -51,6 +51,11 @@ final class RawHttp implements AutoCloseable {
         out.flush();
     }
 
+    void write(byte[] raw) throws IOException {
+        out.write(raw);
+        out.flush();
+    }
+
     Response send(String raw) throws IOException {
         write(raw);
         return read();
@@ -66,7 +71,10 @@ final class RawHttp implements AutoCloseable {
                 + "Content-Length: " + length + "\r\n\r\n" + body;
     }
 
-    /** Reads one answer, framed by Content-Length or by chunked transfer coding (trailers are skipped). */
+    /**
+     * Reads one answer, framed by Content-Length or by chunked transfer coding (trailers are
+     * skipped); a 304 or 1xx has no body.
+     */
     Response read() throws IOException {
         String statusLine = line();
         String[] parts = statusLine.split(" ", 3);
@@ -78,6 +86,9 @@ final class RawHttp implements AutoCloseable {
         for (String h = line(); !h.isEmpty(); h = line()) {
             int colon = h.indexOf(':');
             headers.put(h.substring(0, colon).trim().toLowerCase(Locale.ROOT), h.substring(colon + 1).trim());
+        }
+        if (status == 304 || status < 200) {
+            return new Response(status, headers, new byte[0]);
         }
         String length = headers.get("content-length");
         String encoding = headers.get("transfer-encoding");
@@ -117,6 +128,11 @@ final class RawHttp implements AutoCloseable {
             }
         }
         return buf.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    /** How many bytes of an answer have arrived and are not read yet. */
+    int available() throws IOException {
+        return in.available();
     }
 
     /** True when the server has closed the connection (reads end of stream). */
