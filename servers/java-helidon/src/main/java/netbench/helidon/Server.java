@@ -1,6 +1,8 @@
 package netbench.helidon;
 
 import io.helidon.webserver.WebServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * netbench reference server on the Helidon SE 4 WebServer with its defaults: a platform thread
@@ -8,19 +10,32 @@ import io.helidon.webserver.WebServer;
  * reads and writes (the JDK schedules virtual threads on a ForkJoinPool of carrier threads,
  * one per processor).
  *
- * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234).
+ * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234),
+ * {@code DATABASE_URL} ({@code postgres://user@host:port/db}; without it {@code /db},
+ * {@code /db/list}, {@code /fortunes}, {@code /queries} and {@code /updates} answer 503) and
+ * {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
+ * {@code /static/} serves the folder ./static (the build writes the contract's files there).
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
 public final class Server {
     private Server() {}
 
-    /** Builds and starts the server; port 0 picks a free port ({@link WebServer#port()} tells it). */
+    /** {@link #start(String, int, Routes.Root, Db, Path)} without a database or files. */
     public static WebServer start(String host, int port, Routes.Root root) {
+        return start(host, port, root, null, null);
+    }
+
+    /**
+     * Builds and starts the server; port 0 picks a free port ({@link WebServer#port()} tells it).
+     * {@code db} may be null (the database paths answer 503), {@code staticDir} too (no
+     * {@code /static/}); the caller closes {@code db} after stopping the server.
+     */
+    static WebServer start(String host, int port, Routes.Root root, Db db, Path staticDir) {
         return WebServer.builder()
                 .host(host)
                 .port(port)
-                .routing(routing -> Routes.register(routing, root))
+                .routing(routing -> Routes.register(routing, root, db, staticDir))
                 .build()
                 .start();
     }
@@ -46,8 +61,28 @@ public final class Server {
             System.exit(2);
             return;
         }
-        // SIGTERM: Helidon's own shutdown hook stops the server.
-        start(host, port, root);
+        Db db = null;
+        String databaseUrl = System.getenv("DATABASE_URL");
+        if (databaseUrl != null && !databaseUrl.isEmpty()) {
+            try {
+                db = Db.open(databaseUrl, System.getenv("DATABASE_POOL_SIZE"));
+            } catch (IllegalArgumentException e) {
+                System.err.println(e.getMessage());
+                System.exit(2);
+                return;
+            } catch (RuntimeException e) { // HikariCP's PoolInitializationException: no connection
+                System.err.println("cannot connect to the database: " + e.getMessage());
+                System.exit(1);
+                return;
+            }
+        }
+        Path staticDir = Path.of("static").toAbsolutePath();
+        if (!Files.isDirectory(staticDir)) {
+            System.err.println("no folder ./static (python3 ../../contract/static/make.py static writes it): /static/ answers 404");
+            staticDir = null;
+        }
+        // SIGTERM: Helidon's own shutdown hook stops the server; the pool closes with the JVM.
+        start(host, port, root, db, staticDir);
     }
 
     private static String env(String name, String fallback) {

@@ -47,8 +47,28 @@ final class RawHttp implements AutoCloseable {
     }
 
     void write(String raw) throws IOException {
-        out.write(raw.getBytes(StandardCharsets.UTF_8));
+        write(raw.getBytes(StandardCharsets.UTF_8));
+    }
+
+    void write(byte[] raw) throws IOException {
+        out.write(raw);
         out.flush();
+    }
+
+    /** Bytes of an answer already received and not read yet. */
+    int available() throws IOException {
+        return in.available();
+    }
+
+    /** A request with extra header lines ({@code "Name: value\r\n"} each). */
+    static String get(String path, String headers) {
+        return "GET " + path + " HTTP/1.1\r\nHost: test\r\n" + headers + "\r\n";
+    }
+
+    static String post(String path, String headers, String body) {
+        int length = body.getBytes(StandardCharsets.UTF_8).length;
+        return "POST " + path + " HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n" + headers
+                + "Content-Length: " + length + "\r\n\r\n" + body;
     }
 
     Response send(String raw) throws IOException {
@@ -68,6 +88,15 @@ final class RawHttp implements AutoCloseable {
 
     /** Reads one answer, framed by Content-Length or by chunked transfer coding (trailers are skipped). */
     Response read() throws IOException {
+        return read(false);
+    }
+
+    /** Reads one answer to a HEAD-like exchange or a 304: headers only, whatever they announce. */
+    Response readHead() throws IOException {
+        return read(true);
+    }
+
+    private Response read(boolean noBody) throws IOException {
         String statusLine = line();
         String[] parts = statusLine.split(" ", 3);
         if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
@@ -78,6 +107,9 @@ final class RawHttp implements AutoCloseable {
         for (String h = line(); !h.isEmpty(); h = line()) {
             int colon = h.indexOf(':');
             headers.put(h.substring(0, colon).trim().toLowerCase(Locale.ROOT), h.substring(colon + 1).trim());
+        }
+        if (noBody) {
+            return new Response(status, headers, new byte[0]);
         }
         String length = headers.get("content-length");
         String encoding = headers.get("transfer-encoding");

@@ -1,0 +1,315 @@
+package netbench.helidon;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.helidon.webserver.WebServer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.Properties;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code /db}, {@code /db/list}, {@code /fortunes}, {@code /queries} and {@code /updates} against a real PostgreSQL holding contract/db/schema.sql:
+ * runs only when DATABASE_URL is set (scripts/pg-dev.sh start prints one), skipped otherwise.
+ */
+class DbServerTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** contract/db/schema.sql's World, as the runner puts it back after an updates cell. */
+    private static final String RESEED_WORLD = "UPDATE world SET randomnumber = 1 + (id * 7919 + 13) % 10000";
+    private static String databaseUrl;
+    private static Db db;
+    private static WebServer server;
+
+    @BeforeAll
+    static void start() throws Exception {
+        databaseUrl = System.getenv("DATABASE_URL");
+        if (databaseUrl != null && !databaseUrl.isEmpty()) {
+            db = Db.open(databaseUrl, System.getenv("DATABASE_POOL_SIZE"));
+            server = Server.start("127.0.0.1", 0, Routes.Root.NOT_FOUND, db, null);
+        }
+    }
+
+    /** Per test rather than in start(), so that each shows as skipped in the report. */
+    @BeforeEach
+    void needsDatabase() {
+        assumeTrue(server != null, "DATABASE_URL is not set");
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.stop();
+            db.close();
+        }
+    }
+
+    private static RawHttp.Response get(String path) throws Exception {
+        try (RawHttp http = new RawHttp(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port()))) {
+            return http.send(RawHttp.get(path));
+        }
+    }
+
+    private static String row(int i) {
+        return new String(Db.render(List.of(DbPureTest.seeded(i)), false), StandardCharsets.UTF_8);
+    }
+
+    private static String rows(int from, int to) {
+        List<String> all = new ArrayList<>();
+        for (int i = from; i <= to; i++) {
+            all.add(row(i));
+        }
+        return "[" + String.join(",", all) + "]";
+    }
+
+    @Test
+    void rows() throws Exception {
+        List<Integer> ids = new ArrayList<>(List.of(1, 2, 100, 9999, 10000));
+        Random random = new Random();
+        for (int k = 0; k < 20; k++) {
+            ids.add(1 + random.nextInt(10000));
+        }
+        for (int id : ids) {
+            RawHttp.Response r = get("/db?id=" + id);
+            assertEquals(200, r.status, "id " + id);
+            assertEquals("application/json", r.header("content-type"));
+            assertEquals(row(id), r.text(), "id " + id);
+        }
+        assertEquals(DbPureTest.ROW_1, get("/db?id=1").text());
+    }
+
+    @Test
+    void lists() throws Exception {
+        RawHttp.Response r = get("/db/list?from=42");
+        assertEquals(200, r.status);
+        assertEquals("application/json", r.header("content-type"));
+        assertEquals(rows(42, 141), r.text());
+        assertEquals(rows(7, 7), get("/db/list?from=7&count=1").text());
+        assertEquals(rows(9999, 10000), get("/db/list?from=9999&count=5").text());
+        assertEquals("[]", get("/db/list?from=10001").text());
+        assertEquals(rows(1, 1000), get("/db/list?from=0&count=1000").text());
+    }
+
+    @Test
+    void errors() throws Exception {
+        for (String path : new String[] {"/db?id=0", "/db?id=10001", "/db?id=2147483647"}) {
+            assertEquals(404, get(path).status, path);
+        }
+        for (String path : new String[] {"/db?id=abc", "/db?id=1.5", "/db?id=", "/db", "/db?id=2147483648",
+            "/db/list?from=1&count=0", "/db/list?from=1&count=1001", "/db/list", "/db/list?from=x"}) {
+            assertEquals(400, get(path).status, path);
+        }
+    }
+
+    /** A connection of the test's own, beside the server's pool. */
+    private static Connection connection() throws Exception {
+        Db.ConnectionInfo info = Db.ConnectionInfo.parse(databaseUrl);
+        Properties props = new Properties();
+        if (info.user() != null) {
+            props.setProperty("user", info.user());
+        }
+        if (info.password() != null) {
+            props.setProperty("password", info.password());
+        }
+        return DriverManager.getConnection(info.jdbcUrl(), props);
+    }
+
+    private static String fortunesPage() throws Exception {
+        RawHttp.Response r = get("/fortunes");
+        assertEquals(200, r.status);
+        assertEquals("text/html; charset=utf-8", r.header("content-type"));
+        return r.text();
+    }
+
+    @Test
+    void fortunes() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            String page = fortunesPage();
+            assertFalse(page.contains("<script>"), page);
+            assertEquals(FortunesTest.expected(FortunesTest.seeded()), FortunesTest.rows(page));
+        }
+    }
+
+    /** The table is read for every page: a row of markup added through another connection shows, escaped. */
+    @Test
+    void fortunesFollowTheTable() throws Exception {
+        Fortune added = new Fortune(424242, "netbench test: <b>bold</b> & \"quoted\" 'too' </td></tr> &amp;");
+        try (Connection c = connection()) {
+            try (PreparedStatement st = c.prepareStatement("INSERT INTO fortune (id, message) VALUES (?, ?)")) {
+                st.setInt(1, added.id());
+                st.setString(2, added.message());
+                st.executeUpdate();
+            }
+            try {
+                List<Fortune> read = new ArrayList<>(FortunesTest.seeded());
+                read.add(added);
+                assertEquals(FortunesTest.expected(read), FortunesTest.rows(fortunesPage()));
+            } finally {
+                try (PreparedStatement st = c.prepareStatement("DELETE FROM fortune WHERE id = ?")) {
+                    st.setInt(1, added.id());
+                    st.executeUpdate();
+                }
+            }
+        }
+        assertEquals(FortunesTest.expected(FortunesTest.seeded()), FortunesTest.rows(fortunesPage()));
+    }
+
+    /** Every answer is read from the table: a row changed through another connection shows at once. */
+    @Test
+    void followsTheDatabase() throws Exception {
+        try (Connection c = connection()) {
+            try (PreparedStatement st = c.prepareStatement(
+                    "UPDATE items SET name = 'changed', price = 12.30, updated = '2030-06-07T08:09:10Z' WHERE id = 4242")) {
+                st.executeUpdate();
+            }
+            try {
+                String body = get("/db?id=4242").text();
+                assertTrue(body.contains("\"name\":\"changed\""), body);
+                assertTrue(body.contains("\"price\":12.30"), body);
+                assertTrue(body.contains("\"updated\":\"2030-06-07T08:09:10.000Z\""), body);
+                assertTrue(get("/db/list?from=4242&count=1").text().contains("\"name\":\"changed\""));
+            } finally {
+                try (PreparedStatement st = c.prepareStatement(
+                        "UPDATE items SET name = 'item-4242', price = ((4242 * 7919) % 100000) / 100.0,"
+                                + " updated = timestamptz '2020-01-01 00:00:00+00' + (4242::bigint * 1234567) * interval '1 millisecond'"
+                                + " WHERE id = 4242")) {
+                    st.executeUpdate();
+                }
+            }
+        }
+        assertEquals(row(4242), get("/db?id=4242").text());
+    }
+
+    /** The rows of a /queries or /updates answer, checked for their shape: exactly two integer keys each. */
+    private static List<World.Row> worldRows(String path, int count) throws Exception {
+        RawHttp.Response r = get(path);
+        assertEquals(200, r.status, path);
+        assertEquals("application/json", r.header("content-type"));
+        JsonNode array = JSON.readTree(r.body);
+        assertTrue(array.isArray(), r.text());
+        assertEquals(count, array.size(), path);
+        List<World.Row> rows = new ArrayList<>();
+        for (JsonNode row : array) {
+            assertEquals(2, row.size(), row.toString());
+            assertTrue(row.get("id").isInt() && row.get("randomNumber").isInt(), row.toString());
+            int id = row.get("id").intValue();
+            assertTrue(id >= 1 && id <= World.ROWS, row.toString());
+            rows.add(new World.Row(id, row.get("randomNumber").intValue()));
+        }
+        return rows;
+    }
+
+    private static void reseedWorld() throws Exception {
+        try (Connection c = connection(); Statement st = c.createStatement()) {
+            st.executeUpdate(RESEED_WORLD);
+        }
+    }
+
+    @Test
+    void queries() throws Exception {
+        reseedWorld();
+        Set<Integer> ids = new HashSet<>();
+        for (int n : new int[] {1, 5, 20, 20}) {
+            for (World.Row row : worldRows("/queries?queries=" + n, n)) {
+                assertEquals(WorldTest.seeded(row.id()), row.randomNumber(), "row " + row.id());
+                ids.add(row.id());
+            }
+        }
+        assertTrue(ids.size() >= 30, "random ids: " + ids.size() + " distinct of 46");
+        for (String path : new String[] {"/queries", "/queries?queries=", "/queries?queries=foo", "/queries?queries=0"}) {
+            worldRows(path, 1);
+        }
+        worldRows("/queries?queries=501", 500);
+    }
+
+    /** Every row is read for the request: rows changed through another connection show at once. */
+    @Test
+    void queriesFollowTheTable() throws Exception {
+        try (Connection c = connection(); Statement st = c.createStatement()) {
+            st.executeUpdate("UPDATE world SET randomnumber = 10001 - (1 + (id * 7919 + 13) % 10000)");
+            try {
+                for (World.Row row : worldRows("/queries?queries=500", 500)) {
+                    assertEquals(10001 - WorldTest.seeded(row.id()), row.randomNumber(), "row " + row.id());
+                }
+            } finally {
+                st.executeUpdate(RESEED_WORLD);
+            }
+        }
+    }
+
+    /** What an update answers is what the table holds afterwards. */
+    @Test
+    void updatesAreWritten() throws Exception {
+        try {
+            List<World.Row> answered = worldRows("/updates?queries=20", 20);
+            Map<Integer, Set<Integer>> numbers = new HashMap<>();
+            for (World.Row row : answered) {
+                assertTrue(row.randomNumber() >= 1 && row.randomNumber() <= World.ROWS, row.toString());
+                numbers.computeIfAbsent(row.id(), k -> new HashSet<>()).add(row.randomNumber());
+            }
+            try (Connection c = connection();
+                    PreparedStatement st = c.prepareStatement("SELECT randomnumber FROM world WHERE id = ?")) {
+                for (Map.Entry<Integer, Set<Integer>> e : numbers.entrySet()) {
+                    st.setInt(1, e.getKey());
+                    try (ResultSet rs = st.executeQuery()) {
+                        assertTrue(rs.next());
+                        assertTrue(e.getValue().contains(rs.getInt(1)), "row " + e.getKey() + " holds " + rs.getInt(1)
+                                + ", answered " + e.getValue());
+                    }
+                }
+            }
+            for (String path : new String[] {"/updates", "/updates?queries=", "/updates?queries=foo", "/updates?queries=0"}) {
+                worldRows(path, 1);
+            }
+            worldRows("/updates?queries=501", 500);
+        } finally {
+            reseedWorld();
+        }
+    }
+
+    /** Concurrent updates of overlapping rows: none fails (the ids are written in order, so no deadlock). */
+    @Test
+    void concurrentUpdates() throws Exception {
+        try {
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            for (int t = 0; t < 8; t++) {
+                threads.add(Thread.ofVirtual().start(() -> {
+                    try {
+                        for (int i = 0; i < 5; i++) {
+                            worldRows("/updates?queries=500", 500);
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertEquals(List.of(), failures);
+        } finally {
+            reseedWorld();
+        }
+    }
+}
