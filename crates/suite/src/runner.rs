@@ -842,16 +842,39 @@ fn measure(
 }
 
 /// Puts the World rows an updates cell changed back to their seeded
-/// values, so that every queries cell checks against the same table.
+/// values, so that every queries cell checks against the same table. A
+/// server kept for the next cell may still be finishing updates that lock
+/// the same rows in another order: PostgreSQL then aborts one side as a
+/// deadlock, and the reseed tries again.
 fn reseed_world(backend_env: &[(String, String)]) -> Result<(), String> {
+    const ATTEMPTS: u32 = 5;
     let url = backend_env
         .iter()
         .find(|(k, _)| k == "DATABASE_URL")
         .map(|(_, v)| v.as_str())
         .ok_or("the run has no database")?;
-    let mut pg = postgres::Client::connect(url, postgres::NoTls).map_err(|e| e.to_string())?;
-    pg.batch_execute(netbench_contract::world::RESEED_SQL)
-        .map_err(|e| e.to_string())
+    let mut pg = postgres::Client::connect(url, postgres::NoTls).map_err(|e| pg_error(&e))?;
+    let mut attempt = 1;
+    loop {
+        match pg.batch_execute(netbench_contract::world::RESEED_SQL) {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt < ATTEMPTS => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(200 * u64::from(attempt)));
+                attempt += 1;
+            }
+            Err(e) => return Err(format!("{} after {ATTEMPTS} attempts", pg_error(&e))),
+        }
+    }
+}
+
+/// A PostgreSQL error with the server's own message (its Display alone says
+/// "db error").
+fn pg_error(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
 }
 
 fn sleep_unless_cancelled(d: Duration, cancel: &AtomicBool) {
