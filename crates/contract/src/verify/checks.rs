@@ -21,6 +21,31 @@ pub(super) fn clip(s: &str) -> String {
     }
 }
 
+/// GET `path` (under the server's prefix), kept for the framing and Date
+/// checks: the answer when it is `200` with `want_type`, else why not.
+pub(super) fn get_ok(ctx: &mut Ctx<'_>, path: &str, want_type: &str) -> Result<Response, String> {
+    let full = ctx.path(path);
+    let r = ctx
+        .client()
+        .request("GET", &full, None)
+        .map_err(|e| format!("GET {path}: {e}"))?;
+    ctx.saw(&format!("GET {path}"), &r);
+    if r.status != 200 {
+        return Err(format!(
+            "GET {path} answered {} (`{}`), want 200",
+            r.status,
+            clip(&r.body_text())
+        ));
+    }
+    let ct = content_type(&r);
+    if !content_type_matches(want_type, ct.as_bytes()) {
+        return Err(format!(
+            "GET {path}: Content-Type is `{ct}`, want {want_type}"
+        ));
+    }
+    Ok(r)
+}
+
 fn content_type(r: &Response) -> String {
     r.header("content-type").unwrap_or("(none)").to_string()
 }

@@ -2,11 +2,11 @@
 //! holds, lists, error statuses, and answers that follow rows `verify`
 //! changes through its own connection, so a server that caches is caught.
 
-use netbench_engine::{content_type_matches, BodyExpect};
+use netbench_engine::BodyExpect;
 use postgres::{Client as Pg, NoTls};
 use serde_json::Value;
 
-use super::checks::clip;
+use super::checks::{clip, get_ok};
 use super::{fail, pass, Check, Ctx};
 use crate::db::{list_path, row_path, Row, DEFAULT_COUNT, ROWS, SELECT_ROWS};
 use crate::rng::SplitMix64;
@@ -46,25 +46,10 @@ fn read_row(pg: &mut Pg, id: i32) -> Result<Row, String> {
 
 /// Why the answer to GET `path` is not `want`, if it is not.
 fn answer_problem(ctx: &mut Ctx<'_>, path: &str, want: &Value) -> Option<String> {
-    let full = ctx.path(path);
-    let r = match ctx.client().request("GET", &full, None) {
+    let r = match get_ok(ctx, path, "application/json") {
         Ok(r) => r,
-        Err(e) => return Some(format!("GET {path}: {e}")),
+        Err(e) => return Some(e),
     };
-    ctx.saw(&format!("GET {path}"), &r);
-    if r.status != 200 {
-        return Some(format!(
-            "GET {path} answered {} (`{}`), want 200",
-            r.status,
-            clip(&r.body_text())
-        ));
-    }
-    let ct = r.header("content-type").unwrap_or("(none)");
-    if !content_type_matches("application/json", ct.as_bytes()) {
-        return Some(format!(
-            "GET {path}: Content-Type is `{ct}`, want application/json"
-        ));
-    }
     if !BodyExpect::json(want.clone()).matches(&r.body) {
         return Some(format!(
             "GET {path}: expected {}, got `{}`",

@@ -3,10 +3,10 @@
 //! escaped; and it follows rows `verify` adds through its own connection, so
 //! a server that caches the page, or escapes only the rows it knows, fails.
 
-use netbench_engine::{content_type_matches, table_problem, table_rows};
+use netbench_engine::{table_problem, table_rows};
 use postgres::{Client as Pg, NoTls};
 
-use super::checks::clip;
+use super::checks::get_ok;
 use super::{fail, pass, Check, Ctx};
 use crate::fortunes::{expected_rows, FORTUNES_PATH, SELECT_FORTUNES};
 use crate::rng::SplitMix64;
@@ -39,26 +39,7 @@ fn read_table(pg: &mut Pg) -> Result<Vec<(i32, String)>, String> {
 
 /// The page's body, or why there is none worth reading.
 fn fetch(ctx: &mut Ctx<'_>) -> Result<Vec<u8>, String> {
-    let full = ctx.path(FORTUNES_PATH);
-    let r = ctx
-        .client()
-        .request("GET", &full, None)
-        .map_err(|e| format!("GET {FORTUNES_PATH}: {e}"))?;
-    ctx.saw(&format!("GET {FORTUNES_PATH}"), &r);
-    if r.status != 200 {
-        return Err(format!(
-            "GET {FORTUNES_PATH} answered {} (`{}`), want 200",
-            r.status,
-            clip(&r.body_text())
-        ));
-    }
-    let ct = r.header("content-type").unwrap_or("(none)");
-    if !content_type_matches("text/html", ct.as_bytes()) {
-        return Err(format!(
-            "GET {FORTUNES_PATH}: Content-Type is `{ct}`, want text/html"
-        ));
-    }
-    Ok(r.body)
+    get_ok(ctx, FORTUNES_PATH, "text/html").map(|r| r.body)
 }
 
 /// Why the page is not the table `rows` makes, if it is not.

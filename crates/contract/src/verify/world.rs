@@ -5,11 +5,11 @@
 
 use std::collections::HashMap;
 
-use netbench_engine::{content_type_matches, world_rows_problem, WorldValue};
+use netbench_engine::{world_rows_problem, WorldValue};
 use postgres::{Client as Pg, NoTls};
 use serde_json::Value;
 
-use super::checks::clip;
+use super::checks::{clip, get_ok};
 use super::{fail, pass, Check, Ctx};
 use crate::world::{queries_path, updates_path, world_seed, MAX_QUERIES, RESEED_SQL};
 
@@ -61,25 +61,7 @@ fn table(pg: &mut Pg) -> Result<HashMap<i64, i64>, String> {
 /// The rows of GET `path`, checked for shape and count (`count`), or why
 /// the answer is wrong.
 fn fetch_rows(ctx: &mut Ctx<'_>, path: &str, count: usize) -> Result<Vec<(i64, i64)>, String> {
-    let full = ctx.path(path);
-    let r = ctx
-        .client()
-        .request("GET", &full, None)
-        .map_err(|e| format!("GET {path}: {e}"))?;
-    ctx.saw(&format!("GET {path}"), &r);
-    if r.status != 200 {
-        return Err(format!(
-            "GET {path} answered {} (`{}`), want 200",
-            r.status,
-            clip(&r.body_text())
-        ));
-    }
-    let ct = r.header("content-type").unwrap_or("(none)");
-    if !content_type_matches("application/json", ct.as_bytes()) {
-        return Err(format!(
-            "GET {path}: Content-Type is `{ct}`, want application/json"
-        ));
-    }
+    let r = get_ok(ctx, path, "application/json")?;
     if let Some(p) = world_rows_problem(&r.body, count, WorldValue::InRange) {
         return Err(format!("GET {path}: {p} (`{}`)", clip(&r.body_text())));
     }
