@@ -842,10 +842,11 @@ fn measure(
 }
 
 /// Puts the World rows an updates cell changed back to their seeded
-/// values, so that every queries cell checks against the same table. A
-/// server kept for the next cell may still be finishing updates that lock
-/// the same rows in another order: PostgreSQL then aborts one side as a
-/// deadlock, and the reseed tries again.
+/// values, so that every queries cell checks against the same table. It
+/// waits (10 s at most) until no other session of the database is busy: a
+/// server kept for the next cell may still be finishing updates of requests
+/// the cell's end cut off. A deadlock with one that starts meanwhile aborts
+/// one side, and the reseed tries again.
 fn reseed_world(backend_env: &[(String, String)]) -> Result<(), String> {
     const ATTEMPTS: u32 = 5;
     let url = backend_env
@@ -854,6 +855,19 @@ fn reseed_world(backend_env: &[(String, String)]) -> Result<(), String> {
         .map(|(_, v)| v.as_str())
         .ok_or("the run has no database")?;
     let mut pg = postgres::Client::connect(url, postgres::NoTls).map_err(|e| pg_error(&e))?;
+    // The server may still be finishing updates of requests the cell's end
+    // cut off; a row it writes after the reseed would stay changed.
+    let busy = "SELECT count(*) FROM pg_stat_activity \
+                WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                AND state <> 'idle'";
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < until {
+        let n: i64 = pg.query_one(busy, &[]).map_err(|e| pg_error(&e))?.get(0);
+        if n == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let mut attempt = 1;
     loop {
         match pg.batch_execute(netbench_contract::world::RESEED_SQL) {
