@@ -69,7 +69,8 @@ pub enum Tier {
 }
 
 /// An optional part of the contract (contract/CONTRACT.md: `db` and `ws`
-/// since version 1.1, `static`, `upload` and `json-comp` since 1.2).
+/// since version 1.1, `static`, `upload` and `json-comp` since 1.2,
+/// `fortunes`, `queries` and `updates` since 1.3, `app` since 1.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", try_from = "String")]
 pub enum Offer {
@@ -89,11 +90,10 @@ pub enum Offer {
     Queries,
     /// `GET /updates?queries=N`, N World rows read, changed and written (1.3).
     Updates,
+    /// `GET /app?page=K` and `POST /app/logout`: a session found and
+    /// locked, a page rendered and gzipped (1.4).
+    App,
 }
-
-/// Parts issue 31 plans that this netbench cannot check yet: a manifest
-/// naming one is refused with that said, not with "unknown".
-const PLANNED: [&str; 1] = ["app"];
 
 impl Offer {
     pub fn as_str(self) -> &'static str {
@@ -106,6 +106,7 @@ impl Offer {
             Offer::Fortunes => "fortunes",
             Offer::Queries => "queries",
             Offer::Updates => "updates",
+            Offer::App => "app",
         }
     }
 }
@@ -116,18 +117,10 @@ impl TryFrom<String> for Offer {
     fn try_from(name: String) -> Result<Offer, String> {
         Offer::parse(&name).ok_or_else(|| {
             let known: Vec<&str> = Offer::ALL.iter().map(|o| o.as_str()).collect();
-            if PLANNED.contains(&name.as_str()) {
-                format!(
-                    "the part `{name}` is planned (issue 31) but this netbench has no checks for it yet: \
-                     leave it out of `offers` (parts it checks: {})",
-                    known.join(", ")
-                )
-            } else {
-                format!(
-                    "unknown part `{name}` in `offers`: the parts are {}",
-                    known.join(", ")
-                )
-            }
+            format!(
+                "unknown part `{name}` in `offers`: the parts are {}",
+                known.join(", ")
+            )
         })
     }
 }
@@ -156,7 +149,7 @@ impl Tier {
 }
 
 impl Offer {
-    pub const ALL: [Offer; 8] = [
+    pub const ALL: [Offer; 9] = [
         Offer::Db,
         Offer::Ws,
         Offer::Static,
@@ -165,6 +158,7 @@ impl Offer {
         Offer::Fortunes,
         Offer::Queries,
         Offer::Updates,
+        Offer::App,
     ];
 
     pub fn parse(name: &str) -> Option<Offer> {
@@ -238,11 +232,7 @@ mod tests {
             serde_json::to_string(&Offer::JsonComp).unwrap(),
             "\"json-comp\""
         );
-        let planned = serde_json::from_str::<Offer>("\"app\"").unwrap_err();
-        assert!(
-            planned.to_string().contains("planned (issue 31)"),
-            "{planned}"
-        );
+        assert_eq!(serde_json::from_str::<Offer>("\"app\"").unwrap(), Offer::App);
         let unknown = serde_json::from_str::<Offer>("\"json_comp\"").unwrap_err();
         assert!(
             unknown.to_string().contains("unknown part `json_comp`"),
