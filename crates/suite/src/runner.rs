@@ -307,6 +307,12 @@ fn cells<'a>(
                                 .endpoint
                                 .needs()
                                 .is_none_or(|p| t.manifest.offers(p))
+                                && scenario.selects(
+                                    &t.manifest.name,
+                                    &t.variant,
+                                    t.manifest.allocator
+                                        == Some(crate::allocator::Allocator::Glibc),
+                                )
                         })
                         .map(move |&target| PlannedCell {
                             key: CellKey {
