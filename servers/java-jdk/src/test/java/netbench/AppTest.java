@@ -283,6 +283,9 @@ class AppTest {
             assertEquals(2, visits(http.send(get("/app?page=1", cookie, null))));
             RawHttp.Response out = http.send(logout(cookie));
             assertEquals(200, out.status);
+            // The browser's cookie is cleared too: same name and path, no value.
+            String cleared = out.header("set-cookie");
+            assertTrue(cleared.startsWith("sid=;") && cleared.contains("Path=/"), cleared);
             RawHttp.Response again = http.send(get("/app?page=1", cookie, null));
             assertEquals(1, visits(again));
             assertNotEquals(cookie, cookieSet(again));
