@@ -61,6 +61,10 @@ pub enum Endpoint {
     /// `GET /updates?queries=20`, each row checked for shape and range; the
     /// table is put back after each cell (the optional `updates` part).
     Updates,
+    /// `GET /app?page=K` as a browser per connection: a session made, kept
+    /// for 20 gzip pages, each checked, then ended by a logout (the
+    /// optional `app` part).
+    App,
 }
 
 impl Endpoint {
@@ -80,6 +84,7 @@ impl Endpoint {
             Endpoint::JsonCompBr => "json-comp-br",
             Endpoint::Queries => "queries",
             Endpoint::Updates => "updates",
+            Endpoint::App => "app",
         }
     }
 
@@ -96,6 +101,7 @@ impl Endpoint {
             Endpoint::Fortunes => Some(Offer::Fortunes),
             Endpoint::Queries => Some(Offer::Queries),
             Endpoint::Updates => Some(Offer::Updates),
+            Endpoint::App => Some(Offer::App),
         }
     }
 
