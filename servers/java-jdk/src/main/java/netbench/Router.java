@@ -1,5 +1,6 @@
 package netbench;
 
+import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import java.io.IOException;
@@ -17,6 +18,8 @@ final class Router implements HttpHandler {
     private static final byte[] NOT_FOUND = "not found".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NOT_ALLOWED = "method not allowed".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_DATABASE = "no database: DATABASE_URL is not set".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NO_APP = "no app: ../../contract/app was not found at start-up".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] LOGGED_OUT = "logged out".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_ROW = "no row with that id".getBytes(StandardCharsets.US_ASCII);
     static final String TEXT = "text/plain";
     static final String JSON = "application/json";
@@ -27,11 +30,13 @@ final class Router implements HttpHandler {
     /** Null when the server runs without DATABASE_URL: the db paths answer 503. */
     private final Db db;
     private final StaticFiles files;
+    private final App app;
 
-    Router(Root root, Db db, StaticFiles files) {
+    Router(Root root, Db db, StaticFiles files, App app) {
         this.root = root;
         this.db = db;
         this.files = files;
+        this.app = app;
     }
 
     @Override
@@ -76,6 +81,18 @@ final class Router implements HttpHandler {
                     world(exchange, path.equals("/updates"));
                 } else {
                     notAllowed(exchange, "GET");
+                }
+            } else if (path.equals("/app")) {
+                if (method.equals("GET")) {
+                    app(exchange);
+                } else {
+                    notAllowed(exchange, "GET");
+                }
+            } else if (path.equals("/app/logout")) {
+                if (method.equals("POST")) {
+                    logout(exchange);
+                } else {
+                    notAllowed(exchange, "POST");
                 }
             } else if (path.equals("/upload")) {
                 if (method.equals("POST")) {
@@ -131,6 +148,46 @@ final class Router implements HttpHandler {
             return;
         }
         send(exchange, 200, HTML, page);
+    }
+
+    /**
+     * {@code GET /app?page=K}: the session named by the cookie (or a new one), its visit counted
+     * and the page rendered under its lock, then gzipped outside it when the client allows.
+     */
+    private void app(HttpExchange exchange) throws IOException {
+        if (!app.present()) {
+            send(exchange, 503, TEXT, NO_APP);
+            return;
+        }
+        int k;
+        try {
+            k = App.page(exchange.getRequestURI().getRawQuery());
+        } catch (BadRequest e) {
+            send(exchange, 400, TEXT, e.getMessage().getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        Headers headers = exchange.getResponseHeaders();
+        Sessions.Session session = app.sessions.find(Sessions.cookie(exchange.getRequestHeaders().get("Cookie")));
+        if (session == null) {
+            session = app.sessions.create();
+            headers.set("Set-Cookie", Sessions.setCookie(session));
+        }
+        long since = session.since;
+        byte[] page = session.visit(visits -> app.render(k, visits, since));
+        headers.set("Cache-Control", "no-store");
+        headers.set("Vary", "Accept-Encoding");
+        if (Compression.acceptsGzip(exchange.getRequestHeaders().get("Accept-Encoding"))) {
+            page = Compression.gzip(page);
+            headers.set("Content-Encoding", "gzip");
+        }
+        send(exchange, 200, HTML, page);
+    }
+
+    /** {@code POST /app/logout}: 200 whether or not the session was there. */
+    private void logout(HttpExchange exchange) throws IOException {
+        app.sessions.end(Sessions.cookie(exchange.getRequestHeaders().get("Cookie")));
+        exchange.getResponseHeaders().set("Set-Cookie", Sessions.clearCookie());
+        send(exchange, 200, TEXT, LOGGED_OUT);
     }
 
     /** {@code /queries} and {@code /updates}: N clamped, never a 400. */

@@ -19,7 +19,8 @@ import java.util.concurrent.Executors;
  * ({@code postgres://user@host:port/db}; without it {@code /db}, {@code /fortunes}, {@code /queries} and
  * {@code /updates} answer 503)
  * and {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
- * {@code /static/} serves the folder ./static (the build writes the contract's files there).
+ * {@code /static/} serves the folder ./static (the build writes the contract's files there);
+ * {@code /app} reads its stylesheet and script from ../../contract/app at start-up.
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
@@ -44,17 +45,24 @@ public final class Server {
         return start(address, threads, root, db, StaticFiles.none());
     }
 
+    /** {@link #start(InetSocketAddress, int, Router.Root, Db, StaticFiles, App)} without the app's files. */
+    static Server start(InetSocketAddress address, int threads, Router.Root root, Db db, StaticFiles files)
+            throws IOException {
+        return start(address, threads, root, db, files, App.none());
+    }
+
     /**
      * Binds, starts and returns the server; port 0 picks a free port. {@code threads} 0 means a
      * cached pool. {@code db} may be null (the db paths answer 503); the server closes it on
-     * {@link #stop}. {@code files} is what {@code /static/} serves.
+     * {@link #stop}. {@code files} is what {@code /static/} serves; {@code app} holds the app's
+     * sessions and stylesheet and script.
      */
-    static Server start(InetSocketAddress address, int threads, Router.Root root, Db db, StaticFiles files)
+    static Server start(InetSocketAddress address, int threads, Router.Root root, Db db, StaticFiles files, App app)
             throws IOException {
         HttpServer http = HttpServer.create(address, 0); // 0: the system's default backlog
         ExecutorService pool = threads == 0 ? Executors.newCachedThreadPool() : Executors.newFixedThreadPool(threads);
         http.setExecutor(pool);
-        http.createContext("/", new Router(root, db, files));
+        http.createContext("/", new Router(root, db, files, app));
         http.start();
         return new Server(http, pool, db);
     }
@@ -123,9 +131,13 @@ public final class Server {
         if (!files.present()) {
             System.err.println("no folder ./static (python3 ../../contract/static/make.py static writes it): /static/ answers 404");
         }
+        App app = App.of(Path.of("../../contract/app"));
+        if (!app.present()) {
+            System.err.println("no ../../contract/app/app.css and app.js (the server runs in its own folder): /app answers 503");
+        }
         Server server;
         try {
-            server = start(new InetSocketAddress(host, port), threads, root, db, files);
+            server = start(new InetSocketAddress(host, port), threads, root, db, files, app);
         } catch (IOException | RuntimeException e) {
             System.err.println("cannot listen on " + host + ":" + port + ": " + e);
             System.exit(1);

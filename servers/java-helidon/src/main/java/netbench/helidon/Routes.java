@@ -29,6 +29,8 @@ final class Routes {
     private static final byte[] NO_DATABASE = "no database: DATABASE_URL is not set".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_ROW = "no row with that id".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] DATABASE_ERROR = "database error".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NO_APP = "no app: ../../contract/app was not found at start-up".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] LOGGED_OUT = "logged out".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] TOO_LARGE = "body too large: at most 16 MiB".getBytes(StandardCharsets.US_ASCII);
     private static final String TEXT = "text/plain";
     private static final String JSON = "application/json";
@@ -37,17 +39,19 @@ final class Routes {
 
     /** Null when the server runs without DATABASE_URL: the database paths answer 503. */
     private final Db db;
+    private final App app;
 
-    private Routes(Db db) {
+    private Routes(Db db, App app) {
         this.db = db;
+        this.app = app;
     }
 
     /**
      * The routes; {@code db} may be null (the database paths answer 503), {@code staticDir} too
-     * (no {@code /static/} route: 404).
+     * (no {@code /static/} route: 404); {@code app} holds the app's sessions, stylesheet and script.
      */
-    static void register(HttpRouting.Builder routing, Root root, Db db, Path staticDir) {
-        Routes routes = new Routes(db);
+    static void register(HttpRouting.Builder routing, Root root, Db db, Path staticDir, App app) {
+        Routes routes = new Routes(db, app);
         // Helidon 4.5.0 answers a request that carries "Connection: close" with "Connection: close"
         // but then keeps the socket open, waiting for another request, until the client gives up
         // (helidon-io/helidon#12324, fixed after 4.5.0, the newest release on Maven Central here).
@@ -73,7 +77,9 @@ final class Routes {
                 .get("/fortunes", routes::fortunes)
                 .get("/queries", routes::queries)
                 .get("/updates", routes::updates)
-                .post("/upload", Routes::upload);
+                .post("/upload", Routes::upload)
+                .get("/app", routes::app)
+                .post("/app/logout", routes::logout);
         if (staticDir != null) {
             // Helidon's static content feature: each file streamed from disk per request (no
             // in-memory cache unless configured), with Content-Length, Last-Modified, an ETag of
@@ -150,6 +156,46 @@ final class Routes {
     private static void tooLarge(ServerResponse res) {
         res.header(HeaderValues.CONNECTION_CLOSE);
         send(res, Status.REQUEST_ENTITY_TOO_LARGE_413, TEXT, TOO_LARGE);
+    }
+
+    /**
+     * {@code GET /app?page=K} on the connection's virtual thread: the session named by the cookie
+     * (or a new one), its visit counted and the page rendered under its lock, then gzipped
+     * outside it when the client allows, as {@code /work} is.
+     */
+    private void app(ServerRequest req, ServerResponse res) {
+        if (!app.present()) {
+            send(res, Status.SERVICE_UNAVAILABLE_503, TEXT, NO_APP);
+            return;
+        }
+        int k;
+        try {
+            k = App.page(req.query());
+        } catch (BadRequest e) {
+            send(res, Status.BAD_REQUEST_400, TEXT, e.getMessage().getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        Sessions.Session session = app.sessions.find(Sessions.cookie(req.headers().cookies()));
+        if (session == null) {
+            session = app.sessions.create();
+            res.headers().addCookie(Sessions.setCookie(session));
+        }
+        long since = session.since;
+        byte[] page = session.visit(visits -> app.render(k, visits, since));
+        res.header(HeaderNames.CACHE_CONTROL, "no-store");
+        res.header(HeaderNames.VARY, "Accept-Encoding");
+        if (Compression.acceptsGzip(req.headers().all(HeaderNames.ACCEPT_ENCODING, List::of))) {
+            res.header(HeaderNames.CONTENT_ENCODING, "gzip");
+            page = Compression.gzip(page);
+        }
+        send(res, Status.OK_200, HTML, page);
+    }
+
+    /** {@code POST /app/logout}: 200 whether or not the session was there, and the cookie cleared. */
+    private void logout(ServerRequest req, ServerResponse res) {
+        app.sessions.end(Sessions.cookie(req.headers().cookies()));
+        res.headers().clearCookie(Sessions.clearCookie());
+        send(res, Status.OK_200, TEXT, LOGGED_OUT);
     }
 
     private void db(ServerRequest req, ServerResponse res) {

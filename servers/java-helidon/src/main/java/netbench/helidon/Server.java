@@ -14,11 +14,15 @@ import java.nio.file.Path;
  * {@code DATABASE_URL} ({@code postgres://user@host:port/db}; without it {@code /db},
  * {@code /db/list}, {@code /fortunes}, {@code /queries} and {@code /updates} answer 503) and
  * {@code DATABASE_POOL_SIZE} (the most connections HikariCP opens, default 4).
- * {@code /static/} serves the folder ./static (the build writes the contract's files there).
+ * {@code /static/} serves the folder ./static (the build writes the contract's files there);
+ * {@code /app} reads its stylesheet and script from ../../contract/app at start-up.
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
 public final class Server {
+    /** contract/app's stylesheet and script, from the server's folder. */
+    static final Path APP_DIR = Path.of("../../contract/app");
+
     private Server() {}
 
     /** {@link #start(String, int, Routes.Root, Db, Path)} without a database or files. */
@@ -26,16 +30,22 @@ public final class Server {
         return start(host, port, root, null, null);
     }
 
+    /** {@link #start(String, int, Routes.Root, Db, Path, App)} with contract/app's files. */
+    static WebServer start(String host, int port, Routes.Root root, Db db, Path staticDir) {
+        return start(host, port, root, db, staticDir, App.of(APP_DIR));
+    }
+
     /**
      * Builds and starts the server; port 0 picks a free port ({@link WebServer#port()} tells it).
      * {@code db} may be null (the database paths answer 503), {@code staticDir} too (no
-     * {@code /static/}); the caller closes {@code db} after stopping the server.
+     * {@code /static/}); the caller closes {@code db} after stopping the server. {@code app}
+     * holds the app's sessions, stylesheet and script.
      */
-    static WebServer start(String host, int port, Routes.Root root, Db db, Path staticDir) {
+    static WebServer start(String host, int port, Routes.Root root, Db db, Path staticDir, App app) {
         return WebServer.builder()
                 .host(host)
                 .port(port)
-                .routing(routing -> Routes.register(routing, root, db, staticDir))
+                .routing(routing -> Routes.register(routing, root, db, staticDir, app))
                 .build()
                 .start();
     }
@@ -81,8 +91,12 @@ public final class Server {
             System.err.println("no folder ./static (python3 ../../contract/static/make.py static writes it): /static/ answers 404");
             staticDir = null;
         }
+        App app = App.of(APP_DIR);
+        if (!app.present()) {
+            System.err.println("no ../../contract/app/app.css and app.js (the server runs in its own folder): /app answers 503");
+        }
         // SIGTERM: Helidon's own shutdown hook stops the server; the pool closes with the JVM.
-        start(host, port, root, db, staticDir);
+        start(host, port, root, db, staticDir, app);
     }
 
     private static String env(String name, String fallback) {

@@ -10,19 +10,20 @@ import io.netty.handler.codec.http.HttpVersion;
 import java.util.Locale;
 
 /**
- * json-comp: the {@code /work} answer compressed by Netty's own HttpContentCompressor whenever
- * the request's Accept-Encoding allows it.
+ * json-comp and app: the {@code /work} answer and the {@code /app} page compressed by Netty's own
+ * HttpContentCompressor whenever the request's Accept-Encoding allows it.
  */
 final class Compression {
     private Compression() {}
 
     /**
-     * A {@code /work} answer: the one kind of answer {@link WorkCompressor} compresses. Only
-     * {@link Handler} makes them; every other answer is a plain {@code DefaultFullHttpResponse}
-     * (or, for static files, a head and a {@code FileRegion}, which a compressor must not touch).
+     * A {@code /work} answer or an {@code /app} page: the one kind of answer {@link Compressor}
+     * compresses. Only {@link Handler} makes them; every other answer is a plain
+     * {@code DefaultFullHttpResponse} (or, for static files, a head and a {@code FileRegion},
+     * which a compressor must not touch).
      */
-    static final class WorkAnswer extends DefaultFullHttpResponse {
-        WorkAnswer(HttpResponseStatus status, ByteBuf content) {
+    static final class Compressible extends DefaultFullHttpResponse {
+        Compressible(HttpResponseStatus status, ByteBuf content) {
             super(HttpVersion.HTTP_1_1, status, content);
         }
     }
@@ -32,7 +33,7 @@ final class Compression {
      * zlib's default level 6) and a minimum size of 0, so that a ~200-byte {@code /work} answer is
      * compressed too. Netty reads each request's Accept-Encoding as it passes in, matches the
      * answers to the requests in order, compresses through its own ZlibEncoder and fixes up
-     * Content-Length. Answers other than {@link WorkAnswer}s pass through as they are.
+     * Content-Length. Answers other than {@link Compressible}s pass through as they are.
      *
      * <p>One thing is overridden: which coding a request allows ({@link #determineEncoding}).
      * Netty 4.2.20's own choice breaks RFC 9110 in ways the contract forbids: for
@@ -41,14 +42,14 @@ final class Compression {
      *
      * <p>One per connection: the encoder keeps per-connection state.
      */
-    static final class WorkCompressor extends HttpContentCompressor {
-        WorkCompressor() {
+    static final class Compressor extends HttpContentCompressor {
+        Compressor() {
             super(0, StandardCompressionOptions.gzip()); // contentSizeThreshold 0: any size
         }
 
         @Override
         protected Result beginEncode(HttpResponse response, String acceptEncoding) throws Exception {
-            if (!(response instanceof WorkAnswer)) {
+            if (!(response instanceof Compressible)) {
                 return null; // pass through, uncompressed
             }
             return super.beginEncode(response, acceptEncoding);

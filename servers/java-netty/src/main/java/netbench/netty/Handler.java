@@ -43,6 +43,9 @@ import java.util.concurrent.RejectedExecutionException;
  * order of the requests when a client pipelines, what arrives on a connection while its query
  * runs waits in {@link #WAITING} (and the connection stops reading meanwhile), and is served once
  * the answer is written.
+ *
+ * <p>{@code /app} answers at once, on the event loop: the session's lock it may wait for is held
+ * for one page's render, never across I/O.
  */
 @Sharable
 final class Handler extends ChannelInboundHandlerAdapter {
@@ -55,6 +58,8 @@ final class Handler extends ChannelInboundHandlerAdapter {
     private static final byte[] BAD_HTTP = "bad request".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_DATABASE = "no database: DATABASE_URL is not set".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_ROW = "no row with that id".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NO_APP = "no app: ../../contract/app was not found at start-up".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] LOGGED_OUT = "logged out".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SHUTTING_DOWN = "shutting down".getBytes(StandardCharsets.US_ASCII);
     private static final CharSequence TEXT_HTML_UTF8 = Fortunes.CONTENT_TYPE;
 
@@ -68,11 +73,13 @@ final class Handler extends ChannelInboundHandlerAdapter {
     /** Null when the server runs without DATABASE_URL: the database paths answer 503. */
     private final Db db;
     private final StaticFiles files;
+    private final App app;
 
-    Handler(Root root, Db db, StaticFiles files) {
+    Handler(Root root, Db db, StaticFiles files, App app) {
         this.root = root;
         this.db = db;
         this.files = files;
+        this.app = app;
     }
 
     /** Whether this handler serves {@code msg}; anything else goes on down the pipeline. */
@@ -313,9 +320,9 @@ final class Handler extends ChannelInboundHandlerAdapter {
             // Both answers are /work answers: compressed when the request allows it (json-comp).
             try {
                 byte[] answer = Work.answer(ByteBufUtil.getBytes(req.content()));
-                return workAnswer(HttpResponseStatus.OK, HttpHeaderValues.APPLICATION_JSON, answer);
+                return compressible(HttpResponseStatus.OK, HttpHeaderValues.APPLICATION_JSON, answer);
             } catch (BadRequest e) {
-                return workAnswer(HttpResponseStatus.BAD_REQUEST, HttpHeaderValues.TEXT_PLAIN,
+                return compressible(HttpResponseStatus.BAD_REQUEST, HttpHeaderValues.TEXT_PLAIN,
                         e.getMessage().getBytes(StandardCharsets.UTF_8));
             }
         }
@@ -325,6 +332,21 @@ final class Handler extends ChannelInboundHandlerAdapter {
             }
             // GET with a database never gets here: serve() sends it to queryLater.
             return response(HttpResponseStatus.SERVICE_UNAVAILABLE, HttpHeaderValues.TEXT_PLAIN, NO_DATABASE);
+        }
+        if (path.equals("/app")) {
+            if (!method.equals(HttpMethod.GET)) {
+                return notAllowed("GET");
+            }
+            return app(req);
+        }
+        if (path.equals("/app/logout")) {
+            if (!method.equals(HttpMethod.POST)) {
+                return notAllowed("POST");
+            }
+            app.sessions.end(Sessions.cookie(req.headers().getAll(HttpHeaderNames.COOKIE)));
+            FullHttpResponse res = response(HttpResponseStatus.OK, HttpHeaderValues.TEXT_PLAIN, LOGGED_OUT);
+            res.headers().set(HttpHeaderNames.SET_COOKIE, Sessions.clearCookie());
+            return res;
         }
         if (path.equals(Upload.PATH)) {
             return notAllowed("POST"); // a POST never gets here: Upload.Stream takes it
@@ -342,6 +364,38 @@ final class Handler extends ChannelInboundHandlerAdapter {
         return response(HttpResponseStatus.NOT_FOUND, HttpHeaderValues.TEXT_PLAIN, NOT_FOUND);
     }
 
+    /**
+     * {@code GET /app?page=K} on the event loop: the session named by the cookie (or a new one),
+     * its visit counted and the page rendered under its lock; {@link Compression.Compressor}
+     * gzips the page on its way out when the request allows it.
+     */
+    private FullHttpResponse app(FullHttpRequest req) {
+        if (!app.present()) {
+            return response(HttpResponseStatus.SERVICE_UNAVAILABLE, HttpHeaderValues.TEXT_PLAIN, NO_APP);
+        }
+        int k;
+        try {
+            k = App.page(new QueryStringDecoder(req.uri()).rawQuery());
+        } catch (BadRequest e) {
+            return response(HttpResponseStatus.BAD_REQUEST, HttpHeaderValues.TEXT_PLAIN,
+                    e.getMessage().getBytes(StandardCharsets.UTF_8));
+        }
+        String setCookie = null;
+        Sessions.Session session = app.sessions.find(Sessions.cookie(req.headers().getAll(HttpHeaderNames.COOKIE)));
+        if (session == null) {
+            session = app.sessions.create();
+            setCookie = Sessions.setCookie(session);
+        }
+        long since = session.since;
+        byte[] page = session.visit(visits -> app.render(k, visits, since));
+        FullHttpResponse res = compressible(HttpResponseStatus.OK, TEXT_HTML_UTF8, page);
+        res.headers().set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
+        if (setCookie != null) {
+            res.headers().set(HttpHeaderNames.SET_COOKIE, setCookie);
+        }
+        return res;
+    }
+
     private static FullHttpResponse notAllowed(String allow) {
         FullHttpResponse res = response(HttpResponseStatus.METHOD_NOT_ALLOWED, HttpHeaderValues.TEXT_PLAIN, NOT_ALLOWED);
         res.headers().set(HttpHeaderNames.ALLOW, allow);
@@ -354,11 +408,12 @@ final class Handler extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * A {@code /work} answer, which {@link Compression.WorkCompressor} compresses when the request
-     * allows it; plain or not, it says that it varies with Accept-Encoding.
+     * A {@code /work} answer or an {@code /app} page, which {@link Compression.Compressor}
+     * compresses when the request allows it; plain or not, it says that it varies with
+     * Accept-Encoding.
      */
-    private static FullHttpResponse workAnswer(HttpResponseStatus status, CharSequence contentType, byte[] body) {
-        FullHttpResponse res = withHeaders(new Compression.WorkAnswer(status, Unpooled.wrappedBuffer(body)),
+    private static FullHttpResponse compressible(HttpResponseStatus status, CharSequence contentType, byte[] body) {
+        FullHttpResponse res = withHeaders(new Compression.Compressible(status, Unpooled.wrappedBuffer(body)),
                 contentType, body.length);
         res.headers().set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT_ENCODING);
         return res;

@@ -23,11 +23,12 @@ import java.util.concurrent.TimeUnit;
  * Netty's own codec and echoes every message ({@link WsEcho}).
  *
  * <p>Every connection's pipeline: {@code HttpServerCodec} (HTTP/1.1 decoding and encoding),
- * {@link Compression.WorkCompressor} (Netty's HttpContentCompressor, for {@code /work} answers
- * only), {@link Upload.Stream} (takes {@code POST /upload} off the pipeline and hashes its body as
- * it arrives), {@code HttpObjectAggregator} (whole requests of at most 1 MiB for everything else)
- * and {@link Handler}. {@code GET /static/<name>} serves the files of ./static
- * ({@link StaticFiles}).
+ * {@link Compression.Compressor} (Netty's HttpContentCompressor, for {@code /work} answers and
+ * {@code /app} pages only), {@link Upload.Stream} (takes {@code POST /upload} off the pipeline and
+ * hashes its body as it arrives), {@code HttpObjectAggregator} (whole requests of at most 1 MiB
+ * for everything else) and {@link Handler}. {@code GET /static/<name>} serves the files of
+ * ./static ({@link StaticFiles}); {@code /app} reads its stylesheet and script from
+ * ../../contract/app at start-up ({@link App}).
  *
  * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234),
  * {@code DATABASE_URL} ({@code postgres://user@host:port/db}; without it {@code /db},
@@ -53,6 +54,8 @@ public final class Server {
 
     /** Where the build writes the contract's static files (contract/static/make.py), from the server's folder. */
     static final Path STATIC_DIR = Path.of("static");
+    /** contract/app's stylesheet and script, from the server's folder. */
+    static final Path APP_DIR = Path.of("../../contract/app");
 
     /** {@link #start(InetSocketAddress, Handler.Root, Db)} without a database. */
     public static Server start(InetSocketAddress address, Handler.Root root) throws InterruptedException {
@@ -64,15 +67,21 @@ public final class Server {
         return start(address, root, db, StaticFiles.of(STATIC_DIR));
     }
 
+    /** {@link #start(InetSocketAddress, Handler.Root, Db, StaticFiles, App)} with contract/app's files. */
+    static Server start(InetSocketAddress address, Handler.Root root, Db db, StaticFiles files) throws InterruptedException {
+        return start(address, root, db, files, App.of(APP_DIR));
+    }
+
     /**
      * Binds, starts and returns the server; port 0 picks a free port. {@code db} may be null
      * (the db paths answer 503); the server closes it on {@link #stop}. {@code files} is what
-     * {@code /static/} serves.
+     * {@code /static/} serves; {@code app} holds the app's sessions, stylesheet and script.
      */
-    static Server start(InetSocketAddress address, Handler.Root root, Db db, StaticFiles files) throws InterruptedException {
+    static Server start(InetSocketAddress address, Handler.Root root, Db db, StaticFiles files, App app)
+            throws InterruptedException {
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory()); // default size
-        Handler handler = new Handler(root, db, files);
+        Handler handler = new Handler(root, db, files, app);
         try {
             Channel channel = new ServerBootstrap()
                     .group(boss, workers)
@@ -82,7 +91,7 @@ public final class Server {
                         protected void initChannel(SocketChannel ch) {
                             ch.pipeline().addLast(
                                     new HttpServerCodec(),
-                                    new Compression.WorkCompressor(),
+                                    new Compression.Compressor(),
                                     new Upload.Stream(),
                                     new HttpObjectAggregator(MAX_BODY),
                                     handler);
@@ -157,9 +166,13 @@ public final class Server {
         if (!files.present()) {
             System.err.println("no ./static folder (the build writes it): /static/ answers 404");
         }
+        App app = App.of(APP_DIR);
+        if (!app.present()) {
+            System.err.println("no ../../contract/app/app.css and app.js (the server runs in its own folder): /app answers 503");
+        }
         Server server;
         try {
-            server = start(new InetSocketAddress(host, port), root, db, files);
+            server = start(new InetSocketAddress(host, port), root, db, files, app);
         } catch (Exception e) {
             System.err.println("cannot listen on " + host + ":" + port + ": " + e);
             System.exit(1);

@@ -1,0 +1,134 @@
+package netbench.helidon;
+
+import io.helidon.common.parameters.Parameters;
+import io.helidon.http.SetCookie;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntFunction;
+
+/**
+ * app's sessions, kept in this process's memory: Helidon SE 4 has no session store (it parses
+ * Cookie and writes Set-Cookie, used here, but its WebServer modules have no sessions), so this
+ * is the small one every framework has: a concurrent map from id to session, each session with
+ * its own lock.
+ */
+final class Sessions {
+    static final String COOKIE = "sid";
+    /** Sessions idle this long may go (the contract: never sooner). */
+    static final long IDLE_MILLIS = TimeUnit.MINUTES.toMillis(10);
+    private static final long SWEEP_MILLIS = TimeUnit.MINUTES.toMillis(1);
+
+    private final SecureRandom random = new SecureRandom();
+    private final ConcurrentHashMap<String, Session> live = new ConcurrentHashMap<>();
+    private final AtomicLong nextSweep = new AtomicLong(System.currentTimeMillis() + SWEEP_MILLIS);
+
+    /** One browser's state. */
+    static final class Session {
+        final String id;
+        /** Milliseconds since the Unix epoch at creation. */
+        final long since;
+        /**
+         * A ReentrantLock rather than synchronized: a virtual thread that waits for it parks and
+         * frees its carrier, where on JDK 21 a monitor would pin it (JDK 24 lifted that; the
+         * manifest runs 25, the code asks for 21).
+         */
+        private final ReentrantLock lock = new ReentrantLock();
+        private int visits; // guarded by lock
+        private volatile long lastSeen;
+
+        Session(String id, long now) {
+            this.id = id;
+            this.since = now;
+            this.lastSeen = now;
+        }
+
+        /**
+         * Counts this visit and runs {@code render} with the new count, all under the session's
+         * lock, so two requests on one session never see the same count.
+         */
+        <T> T visit(IntFunction<T> render) {
+            lock.lock();
+            try {
+                visits++;
+                return render.apply(visits);
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** The live session named {@code id}, or null (no id, never made, ended, idle too long). */
+    Session find(String id) {
+        if (id == null) {
+            return null;
+        }
+        Session s = live.get(id);
+        if (s == null) {
+            return null;
+        }
+        long now = System.currentTimeMillis();
+        if (now - s.lastSeen > IDLE_MILLIS) {
+            live.remove(id, s);
+            return null;
+        }
+        s.lastSeen = now;
+        return s;
+    }
+
+    /** A new session under a fresh id: 128 bits from SecureRandom, never one a client sent. */
+    Session create() {
+        long now = System.currentTimeMillis();
+        sweep(now);
+        byte[] bits = new byte[16];
+        while (true) {
+            random.nextBytes(bits);
+            Session s = new Session(HexFormat.of().formatHex(bits), now);
+            if (live.putIfAbsent(s.id, s) == null) {
+                return s;
+            }
+        }
+    }
+
+    /** Logout: the session is gone whether or not it was there. */
+    void end(String id) {
+        if (id != null) {
+            live.remove(id);
+        }
+    }
+
+    int size() {
+        return live.size();
+    }
+
+    /** At most once a minute, on some creation, the idle sessions go: no thread of its own. */
+    private void sweep(long now) {
+        long due = nextSweep.get();
+        if (now < due || !nextSweep.compareAndSet(due, now + SWEEP_MILLIS)) {
+            return;
+        }
+        live.values().removeIf(s -> now - s.lastSeen > IDLE_MILLIS);
+    }
+
+    /** The value of cookie {@code sid} among the request's cookies as Helidon parses them, or null. */
+    static String cookie(Parameters cookies) {
+        return cookies.first(COOKIE).orElse(null);
+    }
+
+    /** The Set-Cookie of a new session. */
+    static SetCookie setCookie(Session s) {
+        return SetCookie.builder(COOKIE, s.id).path("/").httpOnly(true).build();
+    }
+
+    /**
+     * The cookie a logout clears, for ServerResponseHeaders.clearCookie: its path must be the
+     * session cookie's, which clearCookie(String) leaves out (the browser would then clear a
+     * cookie of path /app, not this one).
+     */
+    static SetCookie clearCookie() {
+        return SetCookie.builder(COOKIE, "").path("/").httpOnly(true).build();
+    }
+}
