@@ -137,12 +137,13 @@ func qZero(params string) bool {
 // only writers are reused, never output.
 var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 
-// writeCompressible writes a 200 JSON answer, gzip-compressed (compress/gzip at its
-// default level, whatever the size) when the request allows gzip. Go's
-// standard library has no brotli: a request allowing only br gets it plain.
-func writeCompressible(w http.ResponseWriter, r *http.Request, out []byte) {
+// writeCompressible writes a 200 answer of contentType (json-comp's JSON,
+// app's page), gzip-compressed (compress/gzip at its default level, whatever
+// the size) when the request allows gzip. Go's standard library has no
+// brotli: a request allowing only br gets it plain.
+func writeCompressible(w http.ResponseWriter, r *http.Request, contentType string, out []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", contentType)
 	h.Set("Vary", "Accept-Encoding")
 	if acceptsGzip(r.Header.Values("Accept-Encoding")) {
 		var buf bytes.Buffer

@@ -74,7 +74,7 @@ func newAppsServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { files.root.Close() })
-	srv := httptest.NewServer(newHandler(rootNone, nil, files))
+	srv := httptest.NewServer(newHandler(rootNone, nil, files, nil))
 	t.Cleanup(srv.Close)
 	return srv
 }

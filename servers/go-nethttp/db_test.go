@@ -140,7 +140,7 @@ func TestDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	srv := httptest.NewServer(newHandler(rootNone, pool, staticFiles{}))
+	srv := httptest.NewServer(newHandler(rootNone, pool, staticFiles{}, nil))
 	t.Cleanup(srv.Close)
 
 	for _, id := range []int32{1, 2, 999, 5000, 10000} {

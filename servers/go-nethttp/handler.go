@@ -30,7 +30,11 @@ const dateLayout = "2006-01-02T15:04:05.000Z"
 
 // newHandler returns the routes of the contract. pool may be nil (no
 // DATABASE_URL): /db, /db/list, /fortunes, /queries and /updates then answer 503. static serves /static/.
-func newHandler(root rootMode, pool *pgxpool.Pool, static staticFiles) http.Handler {
+// app serves /app and /app/logout; nil (or without its files) /app answers 503.
+func newHandler(root rootMode, pool *pgxpool.Pool, static staticFiles, app *appHandlers) http.Handler {
+	if app == nil {
+		app = &appHandlers{sessions: newSessionStore()}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /blank", blank)
 	mux.HandleFunc("POST /work", work)
@@ -44,6 +48,8 @@ func newHandler(root rootMode, pool *pgxpool.Pool, static staticFiles) http.Hand
 	mux.HandleFunc("GET /ws", wsEcho)
 	mux.HandleFunc("GET /static/{name}", static.serve)
 	mux.HandleFunc("POST /upload", upload)
+	mux.HandleFunc("GET /app", app.page)
+	mux.HandleFunc("POST /app/logout", app.logout)
 	// Without this, ServeMux would redirect "/echo" to "/echo/".
 	mux.HandleFunc("/echo", http.NotFound)
 	switch root {
@@ -200,5 +206,5 @@ func work(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusInternalServerError, "cannot encode answer")
 		return
 	}
-	writeCompressible(w, r, out)
+	writeCompressible(w, r, "application/json", out)
 }

@@ -8,7 +8,9 @@
 // ./static), upload (POST /upload) and json-comp (/work gzip-compressed on
 // request), and those of contract 1.3: fortunes (/fortunes, an html/template
 // page of the fortune table), queries and updates (/queries and /updates of
-// the world table); and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
+// the world table), and contract 1.4's app (/app, a session's page, and
+// /app/logout, with the stylesheet and script of ../../contract/app or
+// APP_DIR); and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
 // answer as /blank or /work.
 package main
 
@@ -74,7 +76,14 @@ func run() error {
 		defer static.root.Close()
 	}
 
-	srv := &http.Server{Handler: newHandler(root, pool, static)}
+	// The contract's stylesheet and script for /app, read once; without them
+	// /app answers 503.
+	app, err := loadApp(getenv("APP_DIR", "../../contract/app"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "server: no app files, /app answers 503: %v\n", err)
+	}
+
+	srv := &http.Server{Handler: newHandler(root, pool, static, app)}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -55,7 +55,7 @@ func do(t *testing.T, srv *httptest.Server, method, path string, body io.Reader)
 }
 
 func newServer(t *testing.T, root rootMode) *httptest.Server {
-	srv := httptest.NewServer(newHandler(root, nil, staticFiles{}))
+	srv := httptest.NewServer(newHandler(root, nil, staticFiles{}, nil))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -3,6 +3,7 @@
 //! expected answers, the static files as a formula, and the conformance
 //! checks behind `netbench verify`.
 
+pub mod app;
 mod client;
 pub mod db;
 mod digest;
@@ -35,4 +36,4 @@ pub use work::{answer, Rejection};
 pub use ws_client::{Frame, WsClient, WsError};
 
 /// The contract version this crate implements (CONTRACT.md, "Version").
-pub const CONTRACT_VERSION: &str = "1.3";
+pub const CONTRACT_VERSION: &str = "1.4";

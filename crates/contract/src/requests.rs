@@ -21,7 +21,7 @@ fn template(
     template_with(url, method, path, body, keepalive, expect, &[])
 }
 
-fn template_with(
+pub(crate) fn template_with(
     url: &Url,
     method: &str,
     path: &str,

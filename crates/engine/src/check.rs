@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use crate::app_page::{read_app_page, AppPage};
+
 /// The smallest cap on a JSON answer's kept body.
 const JSON_BODY_CAP: usize = 64 * 1024;
 
@@ -108,6 +110,11 @@ pub enum BodyExpect {
     /// an object of exactly `id` (1 to 10,000) and `randomNumber` (1 to
     /// 10,000, or the seeded value of its id).
     WorldRows { count: usize, value: WorldValue },
+    /// A page of the contract's `app` (`app_page.rs`): two session rows,
+    /// then these items, with the verbatim files in it. Which session
+    /// values are right is the connection's session to say (`session.rs`);
+    /// alone, any whole numbers pass.
+    AppPage(AppPage),
 }
 
 /// What a World row's `randomNumber` must be.
@@ -188,6 +195,11 @@ impl BodyExpect {
             // `{"id":10000,"randomNumber":10000}` is 34 bytes; spacing may
             // double it.
             BodyExpect::WorldRows { count, .. } => (count * 80).max(JSON_BODY_CAP),
+            BodyExpect::AppPage(page) => {
+                let text: usize = page.items.iter().flatten().map(|c| c.len() + 64).sum();
+                let files: usize = page.verbatim.iter().map(Vec::len).sum();
+                (text * 8 + files * 2).max(JSON_BODY_CAP)
+            }
         }
     }
 
@@ -206,6 +218,7 @@ impl BodyExpect {
             BodyExpect::WorldRows { count, value } => {
                 world_rows_problem(body, *count, *value).is_none()
             }
+            BodyExpect::AppPage(page) => read_app_page(body, page, &mut Vec::new()).is_ok(),
         }
     }
 }

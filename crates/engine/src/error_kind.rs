@@ -55,6 +55,10 @@ pub enum ErrorKind {
     /// `Content-Encoding: gzip`, or a body that is not valid gzip, or one
     /// that inflates past the check's bound (a decompression bomb).
     Encoding,
+    /// A page of the contract's `app` broke its session: a new session
+    /// without exactly one valid cookie, a cookie changed later, a counter
+    /// that did not move by one, or a time of creation that moved.
+    Session,
 }
 
 impl ErrorKind {
@@ -77,6 +81,7 @@ impl ErrorKind {
         ErrorKind::TlsAlert,
         ErrorKind::TlsProtocol,
         ErrorKind::Encoding,
+        ErrorKind::Session,
     ];
 
     /// The stable name used in output and in the JSON schema.
@@ -100,6 +105,7 @@ impl ErrorKind {
             ErrorKind::TlsAlert => "tls_alert",
             ErrorKind::TlsProtocol => "tls_protocol",
             ErrorKind::Encoding => "encoding",
+            ErrorKind::Session => "session",
         }
     }
 
@@ -108,7 +114,7 @@ impl ErrorKind {
     }
 }
 
-const KINDS: usize = 18;
+const KINDS: usize = 19;
 
 /// A count per error kind, serialized as an array in [`ErrorKind::ALL`]'s
 /// order. Kinds are only ever appended, so a shorter array (a result stored

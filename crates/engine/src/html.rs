@@ -83,34 +83,59 @@ pub fn table_problem(body: &[u8], want: &[Vec<String>]) -> Option<TableMismatch>
 /// cells (a header of `<th>`) are left out.
 pub fn table_rows(body: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, TableMismatch> {
     let mut rows: Vec<Vec<Vec<u8>>> = Vec::new();
-    let mut current: Vec<Vec<u8>> = Vec::new();
+    let mut scratch = Vec::new();
+    scan_cells(body, &mut scratch, |row, _col, text| {
+        if rows.len() == row {
+            rows.push(Vec::new());
+        }
+        rows[row].push(text.to_vec());
+        true
+    })?;
+    Ok(rows)
+}
+
+/// Hands every `<td>` cell's decoded, trimmed text to `visit` with its
+/// row (counting only rows with data cells, from 0) and column, in order,
+/// decoding into `scratch` so that a page checked cell by cell allocates
+/// nothing once `scratch` has grown; `visit` returns false to stop early.
+/// The number of rows seen, or the first cell that breaks the rules.
+pub(crate) fn scan_cells(
+    body: &[u8],
+    scratch: &mut Vec<u8>,
+    mut visit: impl FnMut(usize, usize, &[u8]) -> bool,
+) -> Result<usize, TableMismatch> {
+    let mut rows = 0;
+    let mut col = 0;
     let mut pos = 0;
     while let Some(at) = find(body, pos, b'<') {
         let rest = &body[at..];
         if starts_tag(rest, b"<tr") {
-            if !current.is_empty() {
-                rows.push(std::mem::take(&mut current));
+            if col > 0 {
+                rows += 1;
+                col = 0;
             }
             pos = at + 3;
         } else if starts_tag(rest, b"<td") {
-            let row = rows.len() + 1;
+            let row = rows + 1;
             let open_end = find(body, at, b'>').ok_or(TableMismatch::Unclosed { row })? + 1;
             let close = find_close_td(body, open_end).ok_or(TableMismatch::Unclosed { row })?;
             let raw = &body[open_end..close];
             if raw.contains(&b'<') {
                 return Err(TableMismatch::RawMarkup { row });
             }
-            let text = decode_text(raw).ok_or(TableMismatch::BadReference { row })?;
-            current.push(text.trim_ascii().to_vec());
+            if !decode_text(raw, scratch) {
+                return Err(TableMismatch::BadReference { row });
+            }
+            if !visit(rows, col, scratch.trim_ascii()) {
+                return Ok(rows + 1);
+            }
+            col += 1;
             pos = close + 5;
         } else {
             pos = at + 1;
         }
     }
-    if !current.is_empty() {
-        rows.push(current);
-    }
-    Ok(rows)
+    Ok(rows + usize::from(col > 0))
 }
 
 fn find(hay: &[u8], from: usize, b: u8) -> Option<usize> {
@@ -144,26 +169,30 @@ fn find_close_td(body: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// `raw` with its character references decoded; `None` when a `&` starts
-/// none (a raw `&` would make the text ambiguous: `&lt;` might be the
-/// message's own four characters).
-fn decode_text(raw: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(raw.len());
+/// `raw` with its character references decoded into `out` (cleared
+/// first); false when a `&` starts none (a raw `&` would make the text
+/// ambiguous: `&lt;` might be the message's own four characters).
+fn decode_text(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    out.clear();
     let mut i = 0;
     while i < raw.len() {
-        if raw[i] != b'&' {
-            out.push(raw[i]);
-            i += 1;
-            continue;
-        }
-        let semi = raw[i..].iter().take(12).position(|&c| c == b';')?;
-        let name = &raw[i + 1..i + semi];
-        let ch = reference(name)?;
+        let Some(amp) = raw[i..].iter().position(|&c| c == b'&') else {
+            out.extend_from_slice(&raw[i..]);
+            break;
+        };
+        out.extend_from_slice(&raw[i..i + amp]);
+        i += amp;
+        let Some(semi) = raw[i..].iter().take(12).position(|&c| c == b';') else {
+            return false;
+        };
+        let Some(ch) = reference(&raw[i + 1..i + semi]) else {
+            return false;
+        };
         let mut utf8 = [0u8; 4];
         out.extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
         i += semi + 1;
     }
-    Some(out)
+    true
 }
 
 /// The character a reference's name (between `&` and `;`) stands for: the
@@ -260,10 +289,9 @@ mod tests {
 
     #[test]
     fn references_decode_or_are_refused() {
-        assert_eq!(
-            decode_text(b"a &amp; b &#39;&#x27;&apos;").unwrap(),
-            b"a & b '''"
-        );
+        let mut out = Vec::new();
+        assert!(decode_text(b"a &amp; b &#39;&#x27;&apos;", &mut out));
+        assert_eq!(out, b"a & b '''");
         for bad in [
             &b"&"[..],
             b"&;",
@@ -274,7 +302,11 @@ mod tests {
             b"&#xD800;",
             b"&#99999999;",
         ] {
-            assert_eq!(decode_text(bad), None, "{}", String::from_utf8_lossy(bad));
+            assert!(
+                !decode_text(bad, &mut out),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
         assert!(!starts_tag(b"<track>", b"<tr"));
         assert!(starts_tag(b"<TR class=x>", b"<tr"));

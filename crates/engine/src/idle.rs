@@ -202,6 +202,7 @@ fn hold_levels<P: Protocol, B: Io>(
             requests: plan.request.as_slice(),
             ws: plan.ws.as_ref(),
             tls: plan.tls.as_ref(),
+            session: None,
         },
         seed: fresh_seed(),
         clock: Clock::new(epoch),

@@ -5,6 +5,7 @@
 //! caller formats the result and may watch [`Progress`] or cancel through
 //! [`RunControl`].
 
+mod app_page;
 mod backend;
 mod check;
 mod clock;
@@ -29,6 +30,7 @@ mod proto;
 mod request;
 mod result;
 mod run;
+mod session;
 mod stats;
 mod target;
 mod tls;
@@ -41,6 +43,7 @@ mod window;
 mod worker;
 pub mod ws;
 
+pub use app_page::{read_app_page, AppPage, PageMismatch, PageSession};
 pub use check::{
     content_type_matches, world_rows_problem, BodyExpect, Coding, Expect, StatusExpect, WorldValue,
 };
@@ -54,12 +57,15 @@ pub use limits::{raise_fd_limit, FdLimit};
 pub use merge::{merge_parts, parts_apart, union_len_ns, MergeError, Merger, Part};
 pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
 pub use part::{read_part, write_part, PartError, PartFile, PlanSummary, PART_FORMAT};
-pub use plan::{IoBackend, LoadPlan, Pacing, PlanError, RequestTemplate, Stop, WsPlan};
+pub use plan::{
+    IoBackend, LoadPlan, Pacing, PlanError, RequestTemplate, SessionPlan, Stop, WsPlan,
+};
 pub use request::{build_request, RequestParts};
 pub use result::{
     ClientMemory, LatencySummary, LoadResult, PartReport, RateSummary, Verdict, WorkerReport,
 };
 pub use run::run;
+pub use session::cookie_pair as session_cookie;
 pub use target::{parse_url, Host, TargetError, Url};
 pub use tls::fuzz_feed as fuzz_tls_feed;
 pub use tls_config::{TlsConfigError, TlsOptions, TlsPlan, TlsVersion};

@@ -27,6 +27,10 @@ pub struct ResponseHead<'b> {
     pub content_type: Option<&'b [u8]>,
     /// The `Content-Encoding` header's value, as sent.
     pub content_encoding: Option<&'b [u8]>,
+    /// The first `Set-Cookie` header's value, and how many came (at most
+    /// [`MAX_HEADERS`]).
+    pub set_cookie: Option<&'b [u8]>,
+    pub set_cookies: usize,
     /// Length of the head in bytes, including the blank line.
     pub len: usize,
 }
@@ -63,6 +67,8 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<ResponseHead<
     let mut close = http10;
     let mut content_type = None;
     let mut content_encoding = None;
+    let mut set_cookie = None;
+    let mut set_cookies = 0;
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
@@ -92,6 +98,9 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<ResponseHead<
             content_type = Some(h.value);
         } else if name.eq_ignore_ascii_case(b"content-encoding") {
             content_encoding = Some(h.value);
+        } else if name.eq_ignore_ascii_case(b"set-cookie") {
+            set_cookie = set_cookie.or(Some(h.value));
+            set_cookies += 1;
         }
     }
 
@@ -113,6 +122,8 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<ResponseHead<
         close,
         content_type,
         content_encoding,
+        set_cookie,
+        set_cookies,
         len,
     }))
 }

@@ -107,6 +107,7 @@ impl PlanSummary {
             sources: Vec::new(),
             io: Default::default(),
             tls: None,
+            session: None,
         }
     }
 }

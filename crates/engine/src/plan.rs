@@ -57,6 +57,64 @@ pub struct LoadPlan {
     pub io: IoBackend,
     /// TLS under the protocol (`https://`, `wss://`); `None` for cleartext.
     pub tls: Option<TlsPlan>,
+    /// The contract's `app`: each connection keeps a session (its cookie
+    /// sent with every page, each page checked against the one before) and
+    /// ends it with a logout; `requests` are its pages. `None` otherwise.
+    pub session: Option<SessionPlan>,
+}
+
+/// How connections of a run with sessions (the contract's `app`) behave as
+/// browsers: a page's request goes out with the session's cookie added, and
+/// after `pages` pages the session ends with `logout`, so the next page
+/// makes a new one.
+#[derive(Debug, Clone)]
+pub struct SessionPlan {
+    /// Pages on one session before its logout; at least 1.
+    pub pages: u32,
+    /// The logout request (`POST /app/logout`), its cookie added per
+    /// connection as the pages' is.
+    pub logout: RequestTemplate,
+}
+
+/// The part of a run's plan a connection's state machine reads: what it
+/// sends and how answers are checked. Borrowed once per run, from a
+/// [`LoadPlan`] by the worker or from an [`IdlePlan`](crate::IdlePlan) by the
+/// idle loop, so neither loop has to make up the other's plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnPlan<'a> {
+    /// Requests written back to back before reading (HTTP).
+    pub pipeline: usize,
+    /// The request templates `InFlight::template` indexes; empty for
+    /// WebSocket.
+    pub requests: &'a [RequestTemplate],
+    /// Set for WebSocket, which the worker or the idle loop chose once.
+    pub ws: Option<&'a WsPlan>,
+    /// Set for TLS (`https://`, `wss://`): what [`crate::tls::Tls`]
+    /// connects with.
+    pub tls: Option<&'a TlsPlan>,
+    /// Set for a run whose connections keep sessions.
+    pub session: Option<&'a SessionPlan>,
+}
+
+impl<'a> ConnPlan<'a> {
+    pub(crate) fn of(plan: &'a LoadPlan) -> Self {
+        ConnPlan {
+            pipeline: plan.pipeline,
+            requests: &plan.requests,
+            ws: plan.ws.as_ref(),
+            tls: plan.tls.as_ref(),
+            session: plan.session.as_ref(),
+        }
+    }
+
+    /// The template a request in flight names: one of `requests`, or the
+    /// session's logout.
+    pub(crate) fn template(&self, index: u32) -> &'a RequestTemplate {
+        match self.session {
+            Some(s) if index == crate::session::LOGOUT => &s.logout,
+            _ => &self.requests[index as usize],
+        }
+    }
 }
 
 /// Which kernel interface a run's workers use.
@@ -136,6 +194,14 @@ pub enum PlanError {
     WsKeepalive,
     #[error("a source address is not of the target's family (IPv4 or IPv6)")]
     SourceFamily,
+    #[error(
+        "a session's pages are sent one at a time on a connection (no pipelining), with keep-alive"
+    )]
+    SessionPipeline,
+    #[error("a session's requests have no body (its cookie goes at the end of the head) and it has at least one page before its logout")]
+    SessionRequests,
+    #[error("sessions are HTTP's, not WebSocket's")]
+    SessionWs,
 }
 
 impl LoadPlan {
@@ -159,6 +225,21 @@ impl LoadPlan {
             }
             if !self.keepalive {
                 return Err(PlanError::WsKeepalive);
+            }
+        }
+        if let Some(session) = &self.session {
+            if self.ws.is_some() {
+                return Err(PlanError::SessionWs);
+            }
+            if self.pipeline > 1 || !self.keepalive {
+                return Err(PlanError::SessionPipeline);
+            }
+            let bodiless = |t: &RequestTemplate| t.bytes.ends_with(b"\r\n\r\n");
+            if session.pages == 0
+                || !bodiless(&session.logout)
+                || !self.requests.iter().all(bodiless)
+            {
+                return Err(PlanError::SessionRequests);
             }
         }
         if self

@@ -9,27 +9,8 @@ use std::io::{Read, Write};
 
 use crate::conn::{AnswerSink, Conn, InFlight};
 use crate::error_kind::ErrorKind;
-use crate::plan::{LoadPlan, RequestTemplate, WsPlan};
-use crate::tls_config::TlsPlan;
+pub(crate) use crate::plan::ConnPlan;
 use crate::transport::ReadOutcome;
-
-/// The part of a run's plan a connection's state machine reads: what it
-/// sends and how answers are checked. Borrowed once per run, from a
-/// [`LoadPlan`] by the worker or from an [`IdlePlan`](crate::IdlePlan) by the
-/// idle loop, so neither loop has to make up the other's plan.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ConnPlan<'a> {
-    /// Requests written back to back before reading (HTTP).
-    pub pipeline: usize,
-    /// The request templates `InFlight::template` indexes; empty for
-    /// WebSocket.
-    pub requests: &'a [RequestTemplate],
-    /// Set for WebSocket, which the worker or the idle loop chose once.
-    pub ws: Option<&'a WsPlan>,
-    /// Set for TLS (`https://`, `wss://`): what [`crate::tls::Tls`]
-    /// connects with.
-    pub tls: Option<&'a TlsPlan>,
-}
 
 /// A TLS handshake that finished: how long it took from the connect, and
 /// whether it resumed an earlier session.
@@ -42,17 +23,6 @@ pub(crate) struct Handshake {
     pub version: &'static str,
     pub cipher: &'static str,
     pub alpn: Option<&'static str>,
-}
-
-impl<'a> ConnPlan<'a> {
-    pub(crate) fn of(plan: &'a LoadPlan) -> Self {
-        ConnPlan {
-            pipeline: plan.pipeline,
-            requests: &plan.requests,
-            ws: plan.ws.as_ref(),
-            tls: plan.tls.as_ref(),
-        }
-    }
 }
 
 pub(crate) trait Protocol {
@@ -115,7 +85,7 @@ pub(crate) trait Protocol {
 
 impl Protocol for Conn {
     fn for_plan(plan: &ConnPlan<'_>, _seed: u64) -> Self {
-        Conn::new(plan.pipeline)
+        Conn::for_plan(plan)
     }
 
     fn on_connected(&mut self, _plan: &ConnPlan<'_>, _now: u64) {}
@@ -141,7 +111,7 @@ impl Protocol for Conn {
     }
 
     fn enqueue(&mut self, req: InFlight, plan: &ConnPlan<'_>) {
-        Conn::enqueue(self, req, &plan.requests[req.template as usize].bytes)
+        Conn::enqueue_planned(self, req, plan)
     }
 
     fn flush<W: Write>(&mut self, io: &mut W) -> Result<u64, ErrorKind> {
@@ -158,16 +128,7 @@ impl Protocol for Conn {
         sink: &mut S,
         bytes_read: &mut u64,
     ) -> ReadOutcome {
-        Conn::on_readable(
-            self,
-            io,
-            peer_closed,
-            scratch,
-            plan.requests,
-            now,
-            sink,
-            bytes_read,
-        )
+        Conn::on_readable(self, io, peer_closed, scratch, plan, now, sink, bytes_read)
     }
 
     fn fail_all<S: AnswerSink>(&mut self, kind: ErrorKind, now: u64, sink: &mut S) {

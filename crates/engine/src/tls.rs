@@ -480,6 +480,7 @@ pub fn fuzz_feed(server: &[u8], piece: usize) -> Result<(), ErrorKind> {
         requests: &[],
         ws: None,
         tls: Some(&tls),
+        session: None,
     };
     let mut conn = Tls::<Conn>::for_plan(&plan, 1);
     conn.on_connected(&plan, 0);

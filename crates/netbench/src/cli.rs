@@ -302,6 +302,13 @@ pub(crate) struct VerifyArgs {
     #[arg(long)]
     pub updates: bool,
 
+    /// Run the app checks: GET /app?page=K keeps a server-side session per
+    /// cookie (made, locked, counted, ended by POST /app/logout) and renders
+    /// a 10 KB page of escaped rows with contract/app's files, gzip when
+    /// asked.
+    #[arg(long)]
+    pub app: bool,
+
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -393,10 +400,25 @@ pub(crate) struct LoadArgs {
     #[arg(long, default_value_t = 10, requires = "work", value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub work_dates: u64,
 
-    /// Seed of the generated work documents (printed with the result).
-    /// Default: a new one each run.
-    #[arg(long, requires = "work")]
+    /// Seed of the generated work documents or app pages (printed with the
+    /// result). Default: a new one each run.
+    #[arg(long)]
     pub seed: Option<u64>,
+
+    /// The contract's app (CONTRACT.md, `app`): every connection is a
+    /// browser with a session. Its first page makes the session (the
+    /// server's Set-Cookie is kept), the next 19 send the cookie, then it
+    /// logs out (POST /app/logout) and starts again; each page (GET
+    /// /app?page=K, K from 100 seeded pages, gzip asked for) is checked
+    /// whole: its session's visits one more, since and the cookie the
+    /// same, its 50 rows and contract/app's files. A broken session counts
+    /// as `session`. Point the URL at the server's root.
+    #[arg(long, conflicts_with_all = [
+        "method", "body", "body_file", "body_pool", "work", "pipeline", "no_keepalive",
+        "expect_status", "expect_content_type", "expect_body", "expect_json", "compressed",
+        "ws",
+    ])]
+    pub app: bool,
 
     /// The status every answer must have: a code such as 200, or 2xx.
     #[arg(long, default_value = "2xx")]

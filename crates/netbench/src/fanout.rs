@@ -305,6 +305,7 @@ mod tests {
             sources: (1..=8).map(|i| IpAddr::from([127, 0, 0, i])).collect(),
             io: Default::default(),
             tls: None,
+            session: None,
         }
     }
 

@@ -243,6 +243,13 @@ Compressed answers (--compressed): sends Accept-Encoding: gzip and requires gzip
 an answer without Content-Encoding: gzip, not valid gzip, or inflating past 256 KiB
 counts as encoding. Body checks apply to the decoded answer.
 
+The contract's app (--app, the URL the server's root): every connection is a browser.
+Its first page (GET /app?page=K, gzip asked for) makes a session and keeps the server's
+Set-Cookie; the next 19 send the cookie; the 21st request is POST /app/logout, and the
+page after it starts a new session. Every page is checked whole (its 50 rows escaped,
+contract/app's stylesheet and script) and against the one before: visits one more, since
+and the cookie the same. A page that breaks its session counts as session.
+
 Body pool (--body-pool FILE): one JSON object per line, sent round-robin, each with its
 own expected answer. Keys: \"body\" (text) or \"body_json\" (any JSON, sent compact, with
 Content-Type: application/json unless -H sets one); optional \"expect_status\",

@@ -110,6 +110,9 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
     {
         headers.push(("Accept-Encoding".to_string(), "gzip".to_string()));
     }
+    if args.seed.is_some() && args.work.is_none() && !args.app {
+        bail!("--seed seeds --work's documents or --app's pages: give one of them");
+    }
     let work = args.work.map(|n| WorkSource {
         documents: n as usize,
         dates: args.work_dates as usize,
@@ -207,6 +210,14 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         // Every message is generated afresh; no request templates.
         requests.clear();
     }
+    let mut session = None;
+    if args.app {
+        let seed = args.seed.unwrap_or_else(fresh_seed);
+        let (pages, sessions) =
+            netbench_contract::app::app_load(&url, seed, netbench_contract::app::LOAD_PAGES);
+        requests = pages;
+        session = Some(sessions);
+    }
     let plan = LoadPlan {
         addr,
         connections,
@@ -228,6 +239,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
             IoArg::Auto => IoBackend::CHEAPEST,
         },
         tls: tls_plan(args, &url)?,
+        session,
     };
     plan.validate()
         .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(e)))?;
@@ -307,6 +319,9 @@ fn how_to_fix(e: PlanError) -> &'static str {
         PlanError::WsPipeline => "drop --pipeline with --ws",
         PlanError::WsKeepalive => "drop --no-keepalive with --ws",
         PlanError::SourceFamily => "give --source addresses of the target's family (IPv4 or IPv6)",
+        PlanError::SessionPipeline | PlanError::SessionRequests | PlanError::SessionWs => {
+            "--app sends its own pages one at a time on kept connections"
+        }
     }
 }
 

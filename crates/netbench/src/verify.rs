@@ -39,6 +39,7 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     opts.fortunes = args.fortunes;
     opts.queries = args.queries;
     opts.updates = args.updates;
+    opts.app = args.app;
     let report = verify(&opts);
     // The contract says HOST: a server on every address is reachable from
     // the network. Only this machine's sockets can be seen.

@@ -232,7 +232,10 @@ mod tests {
             serde_json::to_string(&Offer::JsonComp).unwrap(),
             "\"json-comp\""
         );
-        assert_eq!(serde_json::from_str::<Offer>("\"app\"").unwrap(), Offer::App);
+        assert_eq!(
+            serde_json::from_str::<Offer>("\"app\"").unwrap(),
+            Offer::App
+        );
         let unknown = serde_json::from_str::<Offer>("\"json_comp\"").unwrap_err();
         assert!(
             unknown.to_string().contains("unknown part `json_comp`"),

@@ -38,6 +38,11 @@ const TLS_HINTS: [(ErrorKind, &str); 5] = [
 const ENCODING_HINT: &str = "gzip was asked for (--compressed, or the json-comp endpoint) and the answer \
     was not gzip: no Content-Encoding: gzip, a body that is not valid gzip, or one that inflates past 256 KiB";
 
+/// What a session failure means, printed beside its count.
+const SESSION_HINT: &str = "a page of the app broke its browser's session: no single valid \
+    Set-Cookie on a new session, another cookie later, visits not one more than the page before \
+    (another session's counter, or none kept), or since moved";
+
 fn latency_lines(out: &mut impl Write, label: &str, s: &LatencySummary) -> io::Result<()> {
     writeln!(
         out,
@@ -200,6 +205,16 @@ pub fn write_load_text(
             ErrorKind::Encoding.name(),
             thousands(encoding),
             if encoding == 1 { "" } else { "s" }
+        )?;
+    }
+    let session = r.errors.get(ErrorKind::Session);
+    if session > 0 {
+        writeln!(
+            out,
+            "  {:<12} {} page{}: {SESSION_HINT}",
+            ErrorKind::Session.name(),
+            thousands(session),
+            if session == 1 { "" } else { "s" }
         )?;
     }
     let handshakes = r.errors.get(ErrorKind::WsHandshake);

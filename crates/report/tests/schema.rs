@@ -47,6 +47,7 @@ fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
         }],
         ws: None,
         tls: None,
+        session: None,
     }
 }
 

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use netbench_engine::{LoadResult, RequestTemplate, Url};
+use netbench_engine::{LoadResult, Url};
 
-use crate::kinds::{self, Measure, Outcome};
+use crate::kinds::{self, Measure, Outcome, Traffic};
 use crate::loopback_probe;
 use crate::netns::{Namespace, NetPlacement, NetworkPath};
 use crate::noise::{self, Noise};
@@ -84,8 +84,8 @@ pub(crate) fn failed(key: CellKey, why: String, started: Instant, at: SystemTime
     }))
 }
 
-/// The requests of a scenario, for a server at `addr`.
-pub type RequestsFor<'a> = dyn Fn(&Url) -> Vec<RequestTemplate> + 'a;
+/// What a scenario sends, for a server at `addr`.
+pub type RequestsFor<'a> = dyn Fn(&Url) -> Traffic + 'a;
 
 /// A server process started for one cell, or for every cell of its
 /// server's round (a suite's `[warmup] process = "round"`).
@@ -251,7 +251,7 @@ pub fn measure_in(
         pgid: server.pid(),
         cancel: &cell_cancel,
         workers: env.client_workers,
-        requests: requests(&url),
+        traffic: requests(&url),
         epoch: sampler.started(),
         netns: namespace.map(|ns| ns.name.as_str()),
         io: env.io,

@@ -37,7 +37,7 @@ pub use manifest::{
     Variant,
 };
 pub use netns::{parse_bandwidth, Bandwidth, NetPlacement, NetnsError, NetworkPath};
-pub use runner::{run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
+pub use runner::{ask_for_offers, run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
 pub use server::{
     build, free_port, run_tests, start, BuildError, BuildReport, RunningServer, StartError,
     StartSpec,

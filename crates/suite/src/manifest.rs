@@ -294,13 +294,13 @@ mod tests {
         let m = parse_manifest(
             path,
             "o",
-            &format!("{head}offers = [\"static\", \"upload\", \"json-comp\", \"ws\"]\n"),
+            &format!("{head}offers = [\"static\", \"upload\", \"json-comp\", \"ws\", \"app\"]\n"),
         )
         .unwrap();
         assert!(m.offers(Offer::Static) && m.offers(Offer::Upload) && m.offers(Offer::JsonComp));
+        assert!(m.offers(Offer::App));
         assert!(!m.offers(Offer::Db));
         for (offers, says) in [
-            ("[\"app\"]", "planned (issue 31)"),
             ("[\"gzip\"]", "unknown part `gzip`"),
             ("[\"static\", \"static\"]", "names a part twice"),
         ] {

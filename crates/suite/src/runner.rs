@@ -21,7 +21,8 @@ use crate::adaptive::{next_round, SettleRule, Stopped};
 use crate::cell::{
     failed, measure_in, run_cell, wait_for_quiet, CellEnv, CellOutcome, Measured, Session,
 };
-use crate::manifest::Offer;
+use crate::kinds::Traffic;
+use crate::manifest::{Offer, ServerManifest};
 use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
 use crate::postgres::{pool_size, PrivatePostgres};
 use crate::server::{free_port, start, StartSpec};
@@ -162,9 +163,30 @@ fn requests_for(
     keepalive: bool,
     work_docs: usize,
     seed: u64,
-) -> impl Fn(&Url) -> Vec<RequestTemplate> {
-    use netbench_contract::db;
+) -> impl Fn(&Url) -> Traffic {
     move |url: &Url| match endpoint {
+        Endpoint::App => {
+            let (requests, session) =
+                netbench_contract::app::app_load(url, seed, netbench_contract::app::LOAD_PAGES);
+            Traffic {
+                requests,
+                session: Some(session),
+            }
+        }
+        _ => requests_of(endpoint, keepalive, work_docs, seed, url).into(),
+    }
+}
+
+/// The requests of an endpoint without sessions.
+fn requests_of(
+    endpoint: Endpoint,
+    keepalive: bool,
+    work_docs: usize,
+    seed: u64,
+    url: &Url,
+) -> Vec<RequestTemplate> {
+    use netbench_contract::db;
+    match endpoint {
         Endpoint::Blank => vec![blank_request(url, keepalive)],
         Endpoint::Echo => vec![echo_request(url, keepalive)],
         Endpoint::Work => work_requests(
@@ -198,6 +220,7 @@ fn requests_for(
         ),
         Endpoint::Queries => vec![netbench_contract::world::queries_request(url, keepalive)],
         Endpoint::Updates => vec![netbench_contract::world::updates_request(url, keepalive)],
+        Endpoint::App => unreachable!("requests_for makes the app's traffic"),
     }
 }
 
@@ -284,6 +307,12 @@ fn cells<'a>(
                                 .endpoint
                                 .needs()
                                 .is_none_or(|p| t.manifest.offers(p))
+                                && scenario.selects(
+                                    &t.manifest.name,
+                                    &t.variant,
+                                    t.manifest.allocator
+                                        == Some(crate::allocator::Allocator::Glibc),
+                                )
                         })
                         .map(move |&target| PlannedCell {
                             key: CellKey {
@@ -414,13 +443,7 @@ fn prepare(
     if reads_database.into_iter().any(|o| t.manifest.offers(o)) {
         options.database_url = backends.postgres.as_ref().map(PrivatePostgres::url);
     }
-    options.ws = t.manifest.offers(Offer::Ws);
-    options.static_files = t.manifest.offers(Offer::Static);
-    options.upload = t.manifest.offers(Offer::Upload);
-    options.json_comp = t.manifest.offers(Offer::JsonComp);
-    options.fortunes = t.manifest.offers(Offer::Fortunes);
-    options.queries = t.manifest.offers(Offer::Queries);
-    options.updates = t.manifest.offers(Offer::Updates);
+    ask_for_offers(&mut options, &t.manifest);
     let report = verify(&options);
     let wildcard = server.wildcard_listeners();
     server.stop(Duration::from_secs(5));
@@ -463,6 +486,18 @@ fn seed_now() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// Asks `verify` for the checks of every optional part `manifest` offers,
+/// as the runner and the reference servers' test both do.
+pub fn ask_for_offers(options: &mut VerifyOptions, manifest: &ServerManifest) {
+    options.ws = manifest.offers(Offer::Ws);
+    options.static_files = manifest.offers(Offer::Static);
+    options.upload = manifest.offers(Offer::Upload);
+    options.json_comp = manifest.offers(Offer::JsonComp);
+    options.fortunes = manifest.offers(Offer::Fortunes);
+    options.queries = manifest.offers(Offer::Queries);
+    options.updates = manifest.offers(Offer::Updates);
+    options.app = manifest.offers(Offer::App);
+}
 /// Runs (or resumes) a suite to the end, or until cancelled.
 pub fn run_suite(
     req: &RunRequest,

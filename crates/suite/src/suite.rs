@@ -61,6 +61,10 @@ pub enum Endpoint {
     /// `GET /updates?queries=20`, each row checked for shape and range; the
     /// table is put back after each cell (the optional `updates` part).
     Updates,
+    /// `GET /app?page=K` as a browser per connection: a session made, kept
+    /// for 20 gzip pages, each checked, then ended by a logout (the
+    /// optional `app` part).
+    App,
 }
 
 impl Endpoint {
@@ -80,6 +84,7 @@ impl Endpoint {
             Endpoint::JsonCompBr => "json-comp-br",
             Endpoint::Queries => "queries",
             Endpoint::Updates => "updates",
+            Endpoint::App => "app",
         }
     }
 
@@ -96,6 +101,7 @@ impl Endpoint {
             Endpoint::Fortunes => Some(Offer::Fortunes),
             Endpoint::Queries => Some(Offer::Queries),
             Endpoint::Updates => Some(Offer::Updates),
+            Endpoint::App => Some(Offer::App),
         }
     }
 
@@ -138,6 +144,11 @@ pub struct Scenario {
     /// With `placement = "netns"` only: tbf's rate on both ends of the veth
     /// pair; None leaves it unshaped.
     pub bandwidth: Option<Bandwidth>,
+    /// Server selectors that narrow the suite's for this scenario (a
+    /// variant is measured here when it matches both, as `selects` says);
+    /// None measures every server of the suite. So a study of one axis (the
+    /// allocators) can ask its variants for one scenario alone.
+    pub servers: Option<Vec<String>>,
 }
 
 impl Scenario {
@@ -308,6 +319,8 @@ struct RawScenario {
     keepalive: bool,
     #[serde(default)]
     work_documents: Option<usize>,
+    #[serde(default)]
+    servers: Option<Vec<String>>,
     // The scenario kinds' fields (crates/suite/src/kinds).
     #[serde(default)]
     kind: Option<String>,
@@ -493,6 +506,11 @@ impl Suite {
                     kind.name()
                 )));
             }
+            if s.servers.as_ref().is_some_and(Vec::is_empty) {
+                return Err(ctx(
+                    "`servers` is empty; leave it out to measure every server of the suite",
+                ));
+            }
             let (placement, bandwidth) = network(s).map_err(|m| ctx(&m))?;
             scenarios.push(Scenario {
                 name: s.name.clone(),
@@ -505,6 +523,7 @@ impl Suite {
                 kind,
                 placement,
                 bandwidth,
+                servers: s.servers.clone(),
             });
         }
         let placement = match raw.placement {
@@ -733,6 +752,20 @@ fn network(s: &RawScenario) -> Result<(NetPlacement, Option<Bandwidth>), String>
         ));
     }
     Ok((placement, bandwidth))
+}
+
+impl Scenario {
+    /// Whether the scenario measures the variant `variant` ("" for the
+    /// default) of server `name`, whose default runs on glibc's malloc when
+    /// `glibc` (so `name:glibc` selects it, as the suite's selectors do).
+    pub fn selects(&self, name: &str, variant: &str, glibc: bool) -> bool {
+        self.servers.as_ref().is_none_or(|selectors| {
+            selectors.iter().any(|s| {
+                selector_matches(s, name, variant)
+                    || (variant.is_empty() && glibc && selector_matches(s, name, "glibc"))
+            })
+        })
+    }
 }
 
 /// Whether a server selector matches `name` (variant `variant`, "" for the

@@ -78,13 +78,7 @@ fn check_server(
     if reads_database(m) {
         options.database_url = database_url.map(str::to_string);
     }
-    options.ws = m.offers(Offer::Ws);
-    options.static_files = m.offers(Offer::Static);
-    options.upload = m.offers(Offer::Upload);
-    options.json_comp = m.offers(Offer::JsonComp);
-    options.fortunes = m.offers(Offer::Fortunes);
-    options.queries = m.offers(Offer::Queries);
-    options.updates = m.offers(Offer::Updates);
+    netbench_suite::ask_for_offers(&mut options, m);
     let report = verify(&options);
     for c in &report.checks {
         if c.status == CheckStatus::Fail {

@@ -219,7 +219,7 @@ fn refuse(w: &mut TcpStream, flaw: Flaw) -> io::Result<Then> {
 }
 
 /// The codings an `Accept-Encoding` value allows, by name (q=0 forbids).
-fn allows(accept: &str, coding: &str) -> bool {
+pub(crate) fn allows(accept: &str, coding: &str) -> bool {
     accept.split(',').any(|item| {
         let mut parts = item.split(';').map(str::trim);
         let name = parts.next().unwrap_or("");
@@ -231,7 +231,7 @@ fn allows(accept: &str, coding: &str) -> bool {
     })
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(data).expect("writing to memory");
     e.finish().expect("writing to memory")

@@ -78,10 +78,33 @@ pub enum Flaw {
     QueriesCached,
     /// Answers /updates with new numbers but never writes them.
     UpdatesUnwritten,
+    /// Counts the app's visits once for all sessions, not per session: a
+    /// page shows another session's counter.
+    AppGlobalCounter,
+    /// Makes a session on the app's first page but never sets its cookie.
+    AppNoCookie,
+    /// Keeps the app's counter in the cookie (a new one each page), with
+    /// nothing on the server: no session to lock.
+    AppCookieState,
+    /// Reads a session's visits and writes them back after a pause,
+    /// without its lock: requests at once count the same visit.
+    AppNoLock,
+    /// Renders the app's item rows without HTML escaping.
+    AppUnescaped,
+    /// Leaves contract/app's script out of the page.
+    AppNoFiles,
+    /// Makes a new session under the id a client sent (session fixation).
+    AppAdoptsCookie,
+    /// Answers the logout 200 and keeps the session.
+    AppLogoutIgnored,
+    /// Reads a page number it cannot parse, or out of range, as page 1.
+    AppLax400,
+    /// Shows the time of the render as the session's `since`.
+    AppSinceNow,
 }
 
 impl Flaw {
-    pub const NAMES: [(&'static str, Flaw); 26] = [
+    pub const NAMES: [(&'static str, Flaw); 36] = [
         ("none", Flaw::None),
         ("canned-work", Flaw::CannedWork),
         ("cached-work", Flaw::CachedWork),
@@ -108,6 +131,16 @@ impl Flaw {
         ("queries-unclamped", Flaw::QueriesUnclamped),
         ("queries-cached", Flaw::QueriesCached),
         ("updates-unwritten", Flaw::UpdatesUnwritten),
+        ("app-global-counter", Flaw::AppGlobalCounter),
+        ("app-no-cookie", Flaw::AppNoCookie),
+        ("app-cookie-state", Flaw::AppCookieState),
+        ("app-no-lock", Flaw::AppNoLock),
+        ("app-unescaped", Flaw::AppUnescaped),
+        ("app-no-files", Flaw::AppNoFiles),
+        ("app-adopts-cookie", Flaw::AppAdoptsCookie),
+        ("app-logout-ignored", Flaw::AppLogoutIgnored),
+        ("app-lax-400", Flaw::AppLax400),
+        ("app-since-now", Flaw::AppSinceNow),
     ];
 
     pub fn from_name(name: &str) -> Option<Flaw> {
@@ -315,6 +348,8 @@ fn handle(
             ("GET", p) if p.starts_with("/static/") => {
                 crate::apps_server::static_answer(&mut w, flaw, &req, &p["/static/".len()..])?
             }
+            ("GET", "/app") => crate::app_server::page(&mut w, flaw, &req)?,
+            ("POST", "/app/logout") => crate::app_server::logout(&mut w, flaw, &req)?,
             ("GET", "/fortunes") => {
                 let (status, ct, body) = crate::db_server::fortunes(db, flaw, cache);
                 respond(&mut w, flaw, status, ct, &body)?

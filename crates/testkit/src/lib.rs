@@ -9,6 +9,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
+mod app_server;
 mod apps_server;
 mod contract_server;
 mod db_server;

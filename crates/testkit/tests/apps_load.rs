@@ -32,6 +32,7 @@ fn load(server: &TestServer, requests: Vec<RequestTemplate>, count: u64) -> Load
         requests,
         ws: None,
         tls: None,
+        session: None,
     };
     run(&plan, &RunControl::new(&plan)).unwrap()
 }

@@ -172,6 +172,7 @@ fn db_plan(server: &TestServer, ids: &[i32]) -> LoadPlan {
         requests: db_requests(&url, true, ids),
         ws: None,
         tls: None,
+        session: None,
     }
 }
 

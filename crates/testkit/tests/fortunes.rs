@@ -52,6 +52,7 @@ fn plan(server: &TestServer) -> LoadPlan {
         requests: vec![fortunes_request(&url, true)],
         ws: None,
         tls: None,
+        session: None,
     }
 }
 

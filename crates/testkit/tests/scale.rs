@@ -57,6 +57,7 @@ fn ten_thousand_connections() {
         requests: vec![netbench_contract::blank_request(&url, true)],
         ws: None,
         tls: None,
+        session: None,
     };
     let r = run(&plan, &RunControl::new(&plan))
         .expect("the descriptor limit allows 10,000 connections");

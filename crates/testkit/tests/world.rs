@@ -56,6 +56,7 @@ fn plan(server: &TestServer, update: bool) -> LoadPlan {
         requests: vec![request],
         ws: None,
         tls: None,
+        session: None,
     }
 }
 

@@ -115,6 +115,7 @@ fn ws_plan(
             binary,
         }),
         tls: None,
+        session: None,
     }
 }
 

@@ -200,23 +200,28 @@ fn gzip(data: &[u8]) -> io::Result<Vec<u8>> {
     encoder.finish()
 }
 
-/// A `200` JSON answer, gzip-compressed by flate2 at its default level,
-/// whatever its size, when the request allows gzip. No brotli: a request
-/// that allows only `br` gets the plain answer.
-pub fn compressible(headers: &HeaderMap, json: Vec<u8>) -> Response<Full<Bytes>> {
+/// A `200` answer of `content_type` (json-comp's JSON, app's page),
+/// gzip-compressed by flate2 at its default level, whatever its size, when
+/// the request allows gzip. No brotli: a request that allows only `br` gets
+/// the plain answer.
+pub fn compressible(
+    headers: &HeaderMap,
+    content_type: HeaderValue,
+    body: Vec<u8>,
+) -> Response<Full<Bytes>> {
     if accepts_gzip(headers) {
-        if let Ok(packed) = gzip(&json) {
-            let mut r = respond(StatusCode::OK, JSON, packed);
+        if let Ok(packed) = gzip(&body) {
+            let mut r = respond(StatusCode::OK, content_type, packed);
             r.headers_mut()
                 .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
             return r;
         }
     }
-    respond(StatusCode::OK, JSON, json)
+    respond(StatusCode::OK, content_type, body)
 }
 
-/// Every `/work` answer may be compressed or not by `Accept-Encoding`: caches
-/// must know, the 400s' too.
+/// Every `/work` and `/app` answer may be compressed or not by
+/// `Accept-Encoding`: caches must know, the 400s' too.
 pub fn vary(mut response: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
     response
         .headers_mut()

@@ -67,7 +67,7 @@ impl fmt::Display for BadQuery {
 
 /// The value of the first `key=` in a query string. A key without `=` counts
 /// as present and empty, so `?id` is refused like `?id=`.
-fn param<'q>(query: Option<&'q str>, key: &str) -> Option<&'q str> {
+pub(crate) fn param<'q>(query: Option<&'q str>, key: &str) -> Option<&'q str> {
     query?.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (k == key).then_some(v)

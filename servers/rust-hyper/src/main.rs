@@ -6,6 +6,7 @@
 //! Environment: `HOST` (default `127.0.0.1`), `PORT` (default `1234`),
 //! `DATABASE_URL` and `DATABASE_POOL_SIZE` for `/db` (optional),
 //! `STATIC_DIR` for `/static/` (default `static`, which the build writes).
+//! `/app`'s stylesheet and script are built in from contract/app.
 //! Optional first argument `0` or `1`: `/` answers as `/blank` or `/work`.
 
 mod apps;
@@ -13,6 +14,7 @@ mod db;
 mod fortunes;
 #[cfg(test)]
 mod server_tests;
+mod webapp;
 mod work;
 mod world;
 mod ws;
@@ -52,6 +54,8 @@ struct App {
     db: Option<deadpool_postgres::Pool>,
     /// The folder served at `/static/`.
     static_dir: PathBuf,
+    /// `/app`'s sessions.
+    sessions: webapp::Sessions,
 }
 
 /// Every answer's body: whole, or a file streamed from disk (`/static/`).
@@ -70,6 +74,8 @@ enum Route {
     Ws,
     Static,
     Upload,
+    App,
+    AppLogout,
     NotFound,
 }
 
@@ -84,6 +90,8 @@ fn route(path: &str, root: Root) -> Route {
         "/updates" => Route::Updates,
         "/ws" => Route::Ws,
         "/upload" => Route::Upload,
+        "/app" => Route::App,
+        "/app/logout" => Route::AppLogout,
         "/" => match root {
             Root::Blank => Route::Blank,
             Root::Work => Route::Work,
@@ -148,7 +156,7 @@ async fn handle(
             // Content-Length or chunked: hyper decodes both.
             apps::vary(match body.collect().await {
                 Ok(body) => match work::answer(&body.to_bytes()) {
-                    Ok(json) => apps::compressible(&head.headers, json),
+                    Ok(json) => apps::compressible(&head.headers, JSON, json),
                     Err(e) => respond(StatusCode::BAD_REQUEST, TEXT, e.to_string()),
                 },
                 Err(_) => respond(StatusCode::BAD_REQUEST, TEXT, "cannot read the body"),
@@ -165,8 +173,12 @@ async fn handle(
             world::answer(app.db.as_ref(), request.uri().query(), true).await
         }
         (Route::Ws, Method::GET) => ws::upgrade(request),
+        (Route::App, Method::GET) => {
+            webapp::page(&app.sessions, request.uri().query(), request.headers())
+        }
+        (Route::AppLogout, Method::POST) => webapp::logout(&app.sessions, request.headers()),
         (Route::NotFound, _) => respond(StatusCode::NOT_FOUND, TEXT, "not found"),
-        (Route::Work | Route::Upload, _) => not_allowed("POST"),
+        (Route::Work | Route::Upload | Route::AppLogout, _) => not_allowed("POST"),
         (
             Route::Blank
             | Route::Echo
@@ -176,7 +188,8 @@ async fn handle(
             | Route::Queries
             | Route::Updates
             | Route::Ws
-            | Route::Static,
+            | Route::Static
+            | Route::App,
             _,
         ) => not_allowed("GET"),
     };
@@ -306,6 +319,7 @@ async fn main() -> ExitCode {
         root,
         db,
         static_dir,
+        sessions: webapp::Sessions::default(),
     };
     // Leaked: it lives as long as the process, and a plain reference spares
     // every request an atomic reference count shared by all worker threads.
@@ -340,5 +354,8 @@ mod tests {
         assert_eq!(route("/static", Root::NotFound), Route::NotFound);
         assert_eq!(route("/upload", Root::NotFound), Route::Upload);
         assert_eq!(route("/upload/", Root::NotFound), Route::NotFound);
+        assert_eq!(route("/app", Root::NotFound), Route::App);
+        assert_eq!(route("/app/logout", Root::NotFound), Route::AppLogout);
+        assert_eq!(route("/app/", Root::NotFound), Route::NotFound);
     }
 }

@@ -29,6 +29,7 @@ async fn start(db: Option<deadpool_postgres::Pool>) -> SocketAddr {
         root: Root::NotFound,
         db,
         static_dir: "static-missing".into(),
+        sessions: Default::default(),
     }));
     tokio::spawn(serve(listener, app, pending()));
     addr
@@ -299,6 +300,7 @@ async fn start_static(dir: std::path::PathBuf) -> SocketAddr {
         root: Root::NotFound,
         db: None,
         static_dir: dir,
+        sessions: Default::default(),
     }));
     tokio::spawn(serve(listener, app, pending()));
     addr
@@ -557,4 +559,321 @@ async fn work_compressed() {
     let bad = exchange(addr, &work_request(Some("gzip"), "{\"product\":")).await;
     assert_eq!(bad.status, 400);
     assert_eq!(bad.header("vary"), Some("accept-encoding"));
+}
+
+// The app part (contract 1.4).
+
+/// A request for `target` with our cookie and an `Accept-Encoding`, each
+/// only when given.
+fn app_request(method: &str, target: &str, sid: Option<&str>, ae: Option<&str>) -> Vec<u8> {
+    let cookie = sid.map_or(String::new(), |s| format!("Cookie: sid={s}\r\n"));
+    let ae = ae.map_or(String::new(), |v| format!("Accept-Encoding: {v}\r\n"));
+    let length = if method == "POST" {
+        "Content-Length: 0\r\n"
+    } else {
+        ""
+    };
+    format!(
+        "{method} {target} HTTP/1.1\r\nHost: t\r\n{cookie}{ae}{length}Connection: close\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+async fn app_get(addr: SocketAddr, k: u32, sid: Option<&str>, ae: Option<&str>) -> Answer {
+    exchange(
+        addr,
+        &app_request("GET", &format!("/app?page={k}"), sid, ae),
+    )
+    .await
+}
+
+/// The `name=value` of every `Set-Cookie`.
+fn set_cookies(a: &Answer) -> Vec<String> {
+    a.head
+        .lines()
+        .filter_map(|line| {
+            let (n, v) = line.split_once(':')?;
+            n.eq_ignore_ascii_case("set-cookie")
+                .then(|| v.trim().split(';').next().unwrap_or("").to_owned())
+        })
+        .collect()
+}
+
+/// The id of the one `Set-Cookie` a new session must carry.
+fn new_sid(a: &Answer) -> String {
+    let cookies = set_cookies(a);
+    assert_eq!(cookies.len(), 1, "{}", a.head);
+    let id = cookies[0]
+        .strip_prefix("sid=")
+        .expect("our cookie")
+        .to_owned();
+    assert!((16..=128).contains(&id.len()), "{id}");
+    id
+}
+
+/// The body, gunzipped when it says gzip.
+fn page_text(a: &Answer) -> String {
+    let bytes = if a.header("content-encoding") == Some("gzip") {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&a.body[..]), &mut out)
+            .expect("a gzip body");
+        out
+    } else {
+        a.body.clone()
+    };
+    String::from_utf8(bytes).unwrap()
+}
+
+/// A cell's text as the contract reads it back: references decoded, ends
+/// trimmed; a raw `<`, or a `&` that starts no reference, fails.
+fn decode_cell(raw: &str) -> String {
+    assert!(!raw.contains('<'), "raw < in {raw:?}");
+    let mut out = String::new();
+    let mut rest = raw;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let after = &rest[amp + 1..];
+        let semi = after
+            .find(';')
+            .unwrap_or_else(|| panic!("raw & in {raw:?}"));
+        let name = &after[..semi];
+        let code = match name {
+            "amp" => '&' as u32,
+            "lt" => '<' as u32,
+            "gt" => '>' as u32,
+            "quot" => '"' as u32,
+            "apos" => '\'' as u32,
+            _ if name.starts_with("#x") || name.starts_with("#X") => {
+                u32::from_str_radix(&name[2..], 16).expect("a hex reference")
+            }
+            _ if name.starts_with('#') => name[1..].parse().expect("a decimal reference"),
+            _ => panic!("raw & in {raw:?}"),
+        };
+        out.push(char::from_u32(code).unwrap());
+        rest = &after[semi + 1..];
+    }
+    out.push_str(rest);
+    out.trim().to_owned()
+}
+
+fn cells(page: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(start) = rest.find("<td>") {
+        let after = &rest[start + 4..];
+        let end = after.find("</td>").expect("a closed cell");
+        out.push(decode_cell(&after[..end]));
+        rest = &after[end + 5..];
+    }
+    out
+}
+
+/// A 200 page's `visits` and `since`, its shape checked.
+fn page_ok(a: &Answer, k: u32) -> (u64, u64) {
+    assert_eq!(a.status, 200, "page={k}: {}", a.head);
+    assert!(
+        a.header("content-type").unwrap().starts_with("text/html"),
+        "{}",
+        a.head
+    );
+    let c = cells(&page_text(a));
+    assert_eq!(c.len(), 4 + 50 * 5, "page={k}");
+    assert_eq!((c[0].as_str(), c[2].as_str()), ("visits", "since"));
+    (c[1].parse().unwrap(), c[3].parse().unwrap())
+}
+
+#[tokio::test]
+async fn app_sessions() {
+    let addr = start(None).await;
+    let first = app_get(addr, 1, None, None).await;
+    let a = new_sid(&first);
+    let (visits, since_a) = page_ok(&first, 1);
+    let now = chrono::Utc::now().timestamp_millis() as u64;
+    assert_eq!(visits, 1);
+    assert!(now.abs_diff(since_a) < 60_000, "since {since_a}, now {now}");
+    let second = app_get(addr, 1, None, None).await;
+    let b = new_sid(&second);
+    assert_ne!(a, b);
+    // Interleaved: each counts on its own, and gets no cookie again.
+    for want in 2..=3 {
+        for id in [&a, &b] {
+            let answer = app_get(addr, 1, Some(id), None).await;
+            let (visits, since) = page_ok(&answer, 1);
+            assert_eq!(visits, want, "session {id}");
+            if id == &a {
+                assert_eq!(since, since_a);
+            }
+            assert!(set_cookies(&answer).is_empty(), "{}", answer.head);
+        }
+    }
+    // Our cookie among others.
+    let request = format!(
+        "GET /app?page=1 HTTP/1.1\r\nHost: t\r\nCookie: theme=dark; sid={a}; lang=en\r\nConnection: close\r\n\r\n"
+    );
+    assert_eq!(page_ok(&exchange(addr, request.as_bytes()).await, 1).0, 4);
+}
+
+#[tokio::test]
+async fn app_ids() {
+    let addr = start(None).await;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..20 {
+        assert!(seen.insert(new_sid(&app_get(addr, 2, None, None).await)));
+    }
+    // A made-up cookie names no session: a new one, with a new id.
+    let made_up = "0123456789abcdef0123456789abcdef";
+    let a = app_get(addr, 2, Some(made_up), None).await;
+    let id = new_sid(&a);
+    assert!(id != made_up && !seen.contains(&id));
+    assert_eq!(page_ok(&a, 2).0, 1);
+}
+
+#[tokio::test]
+async fn app_page_rows() {
+    let addr = start(None).await;
+    let labels = [
+        "Tom & Jerry's cheese board",
+        "<b>bold</b> move of the week",
+        "\"Quoted\" goods, boxed",
+        "O'Brien's pick for winter",
+        "a < b > c, the ordered set",
+    ];
+    let money = |c: u64| format!("{}.{:02}", c / 100, c % 100);
+    for k in [1u64, 4711, 99_999, 100_000] {
+        let a = app_get(addr, k as u32, None, None).await;
+        page_ok(&a, k as u32);
+        let page = page_text(&a);
+        assert!(page.contains(&format!("<title>Orders, page {k}</title>")));
+        let c = cells(&page);
+        for i in 1..=50u64 {
+            let q = (k * 7 + i * 13) % 100 + 1;
+            let price = (k * 7919 + i * 104_729) % 100_000;
+            let want = [
+                ((k - 1) * 50 + i).to_string(),
+                format!("{}, no. {k}.{i}", labels[((k + i) % 5) as usize]),
+                q.to_string(),
+                money(price),
+                money(q * price),
+            ];
+            let at = 4 + (i as usize - 1) * 5;
+            assert_eq!(c[at..at + 5], want, "page={k} row {i}");
+        }
+    }
+    assert_eq!((money(5), money(99_999)), ("0.05".into(), "999.99".into()));
+}
+
+#[tokio::test]
+async fn app_escapes_and_carries_the_files() {
+    let addr = start(None).await;
+    let a = app_get(addr, 3, None, None).await;
+    page_ok(&a, 3);
+    let page = page_text(&a);
+    for raw in [
+        "Tom & Jerry",
+        "<b>bold",
+        "a < b > c",
+        "\"Quoted\"",
+        "O'Brien",
+    ] {
+        assert!(!page.contains(raw), "unescaped {raw:?}");
+    }
+    // Read here, not through the server's include_str!.
+    for name in ["app.css", "app.js"] {
+        let file = std::fs::read_to_string(format!("../../contract/app/{name}")).unwrap();
+        assert!(
+            page.contains(&file),
+            "{name} is not in the page byte for byte"
+        );
+    }
+    assert_eq!(a.header("cache-control"), Some("no-store"));
+}
+
+#[tokio::test]
+async fn app_gzip() {
+    let addr = start(None).await;
+    for ae in ["gzip", "gzip, deflate, br", "*"] {
+        let a = app_get(addr, 7, None, Some(ae)).await;
+        assert_eq!(a.header("content-encoding"), Some("gzip"), "{ae}");
+        assert_eq!(a.header("vary"), Some("accept-encoding"), "{ae}");
+        assert!(a.body.len() < page_text(&a).len(), "{ae}");
+        page_ok(&a, 7);
+    }
+    for ae in [None, Some("identity"), Some("gzip;q=0"), Some("br")] {
+        let a = app_get(addr, 7, None, ae).await;
+        assert_eq!(a.header("content-encoding"), None, "{ae:?}");
+        assert_eq!(a.header("vary"), Some("accept-encoding"), "{ae:?}");
+        page_ok(&a, 7);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn app_lock() {
+    let addr = start(None).await;
+    let id = new_sid(&app_get(addr, 1, None, None).await);
+    let tasks: Vec<_> = (0..8u32)
+        .map(|w| {
+            let id = id.clone();
+            tokio::spawn(async move {
+                let mut visits = Vec::new();
+                for n in 0..25 {
+                    let a = app_get(addr, w * 25 + n + 1, Some(&id), Some("gzip")).await;
+                    visits.push(page_ok(&a, w * 25 + n + 1).0);
+                }
+                visits
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    all.sort_unstable();
+    assert_eq!(all, (2..=201).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn app_logout() {
+    let addr = start(None).await;
+    let old = new_sid(&app_get(addr, 9, None, None).await);
+    app_get(addr, 9, Some(&old), None).await;
+    let out = exchange(addr, &app_request("POST", "/app/logout", Some(&old), None)).await;
+    assert_eq!(out.status, 200);
+    let a = app_get(addr, 9, Some(&old), None).await;
+    assert_ne!(new_sid(&a), old);
+    assert_eq!(page_ok(&a, 9).0, 1);
+    // Without a cookie, or with a dead one: 200 too.
+    for sid in [None, Some(old.as_str())] {
+        let out = exchange(addr, &app_request("POST", "/app/logout", sid, None)).await;
+        assert_eq!(out.status, 200, "{sid:?}");
+    }
+}
+
+#[tokio::test]
+async fn app_errors() {
+    let addr = start(None).await;
+    let id = new_sid(&app_get(addr, 1, None, None).await);
+    for query in [
+        "?page=0",
+        "?page=100001",
+        "?page=abc",
+        "?page=",
+        "",
+        "?other=1",
+        "?page=-1",
+        "?page=%2B1",
+        "?page=1.5",
+        "?page=99999999999999999999999",
+    ] {
+        let target = format!("/app{query}");
+        let a = exchange(addr, &app_request("GET", &target, Some(&id), None)).await;
+        assert_eq!(a.status, 400, "{target}");
+    }
+    // The 400s left the session alone.
+    assert_eq!(
+        page_ok(&app_get(addr, 100_000, Some(&id), None).await, 100_000).0,
+        2
+    );
+    // Another method: 405.
+    let a = exchange(addr, &app_request("POST", "/app?page=1", None, None)).await;
+    assert_eq!(a.status, 405);
 }

@@ -1,6 +1,7 @@
 //! `netbench verify`: conformance checks of a running server against the
 //! contract, each passing, warning or failing with a one-line reason.
 
+mod app;
 mod checks;
 #[cfg(feature = "postgres")]
 mod db;
@@ -71,6 +72,8 @@ pub struct VerifyOptions {
     pub queries: bool,
     /// Run the `updates` checks (CONTRACT.md, "updates", version 1.3).
     pub updates: bool,
+    /// Run the `app` checks (CONTRACT.md, "app", version 1.4).
+    pub app: bool,
 }
 
 impl VerifyOptions {
@@ -89,6 +92,7 @@ impl VerifyOptions {
             fortunes: false,
             queries: false,
             updates: false,
+            app: false,
         }
     }
 }
@@ -243,10 +247,11 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
     } else {
         skipped.push("ws: not asked for (--ws runs the ws-* checks)".to_string());
     }
-    let optional: [(bool, &str, PartChecks); 3] = [
+    let optional: [(bool, &str, PartChecks); 4] = [
         (opts.static_files, "static", static_files::checks),
         (opts.upload, "upload", upload::checks),
         (opts.json_comp, "json-comp", json_comp::checks),
+        (opts.app, "app", app::checks),
     ];
     for (asked, part, run) in optional {
         if asked {

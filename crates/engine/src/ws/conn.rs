@@ -486,6 +486,7 @@ mod tests {
             requests: &[],
             ws: Some(ws),
             tls: None,
+            session: None,
         }
     }
 

@@ -61,6 +61,7 @@ pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) 
         requests: vec![ok_request(true)],
         ws: None,
         tls: None,
+        session: None,
     }
 }
 

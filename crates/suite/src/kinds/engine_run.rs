@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use netbench_engine::IoBackend;
 
 use hdrhistogram::Histogram;
-use netbench_engine::{LoadPlan, LoadResult, RequestTemplate, RunControl, Stop};
+use netbench_engine::{LoadPlan, LoadResult, RequestTemplate, RunControl, SessionPlan, Stop};
 
 use super::facts::Facts;
 use crate::sampler::sample_group;
@@ -28,8 +28,8 @@ pub struct Measure<'a> {
     pub cancel: &'a Arc<AtomicBool>,
     /// Client worker threads.
     pub workers: usize,
-    /// The scenario's requests for this server.
-    pub requests: Vec<RequestTemplate>,
+    /// What the scenario sends this server.
+    pub traffic: Traffic,
     /// Sample times count from here.
     pub epoch: Instant,
     /// The network namespace the server runs in (its name), for what is
@@ -37,6 +37,24 @@ pub struct Measure<'a> {
     pub netns: Option<&'a str>,
     /// The client's I/O backend: the suite's `io`, or the cheapest.
     pub io: IoBackend,
+}
+
+/// What a scenario sends one server: its requests, and for the contract's
+/// `app` the sessions they go in (made together, so the two cannot
+/// disagree).
+#[derive(Debug, Clone, Default)]
+pub struct Traffic {
+    pub requests: Vec<RequestTemplate>,
+    pub session: Option<SessionPlan>,
+}
+
+impl From<Vec<RequestTemplate>> for Traffic {
+    fn from(requests: Vec<RequestTemplate>) -> Self {
+        Traffic {
+            requests,
+            session: None,
+        }
+    }
 }
 
 /// What a kind's measurement hands back to the cell.

@@ -29,7 +29,7 @@ pub(crate) fn measure_idle(
     levels.sort_unstable();
     levels.dedup();
     // A WebSocket scenario has no HTTP requests: it sends messages.
-    let request = m.requests.first().cloned();
+    let request = m.traffic.requests.first().cloned();
     if request.is_none() && ws.is_none() {
         return Err("the scenario has no request".into());
     }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub(crate) use engine_run::sleep_until;
-pub use engine_run::{measure_plan, measure_plan_warm, Measure, Measured};
+pub use engine_run::{measure_plan, measure_plan_warm, Measure, Measured, Traffic};
 pub use facts::{
     fit_line, knee, Facts, FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, PipelinedFacts,
     ShortLivedFacts, StormFacts, SweepFacts, SweepStep,
@@ -265,9 +265,10 @@ pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) 
         pipeline: 1,
         requests_per_connection: None,
         reconnect: true,
-        requests: m.requests.clone(),
+        requests: m.traffic.requests.clone(),
         ws: ws_plan(scenario, m),
         tls: None,
+        session: m.traffic.session.clone(),
     }
 }
 

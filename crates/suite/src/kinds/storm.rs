@@ -37,9 +37,13 @@ pub(crate) fn measure_storm(
         pipeline: 1,
         requests_per_connection: None,
         reconnect: false,
-        requests: m.requests.clone(),
+        // Each client sends one request on its own connection: a page of
+        // the app makes a new session, checked as a page, with no session
+        // to follow.
+        requests: m.traffic.requests.clone(),
         ws,
         tls: None,
+        session: None,
     };
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()
