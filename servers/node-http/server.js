@@ -19,8 +19,15 @@
 // The optional parts of contract 1.3: /fortunes reads the fortune table
 // through the same Pool and renders it with mustache, whose {{ }} escapes
 // HTML; /queries and /updates read (and write) World rows, one query each.
+//
+// The optional part of contract 1.4: GET /app?page=K finds (or creates) a
+// session named by the sid cookie in an in-memory Map (node:http has no
+// session store), counts the visit, renders templates/app.mustache with
+// mustache and gzips it with node:zlib when Accept-Encoding allows gzip;
+// POST /app/logout ends the session.
 
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -541,6 +548,179 @@ function sendCompressible(req, res, body) {
   });
 }
 
+// -- app (contract 1.4) --------------------------------------------------------
+
+/** Where the contract's stylesheet and script are (the server runs in its own folder). */
+export const DEFAULT_APP_DIR = fileURLToPath(new URL('../../contract/app/', import.meta.url));
+const APP_TEMPLATE_FILE = fileURLToPath(new URL('./templates/app.mustache', import.meta.url));
+
+/** The session cookie's name. */
+const SESSION_COOKIE = 'sid';
+/** A session unused this long may be dropped (the contract's floor: never sooner). */
+export const SESSION_IDLE_MS = 10 * 60 * 1000;
+/** How often idle sessions are looked for. */
+const SWEEP_MS = 60 * 1000;
+
+const ITEMS_PER_PAGE = 50;
+const MAX_PAGE = 100000;
+const LABELS = [
+  "Tom & Jerry's cheese board",
+  '<b>bold</b> move of the week',
+  '"Quoted" goods, boxed',
+  "O'Brien's pick for winter",
+  'a < b > c, the ordered set',
+];
+
+/**
+ * The template and the two files it inserts, read once at start-up. The
+ * template is parsed here so that mustache's cache holds it from the start.
+ */
+export function loadApp(dir = DEFAULT_APP_DIR) {
+  const template = readFileSync(APP_TEMPLATE_FILE, 'utf8');
+  Mustache.parse(template);
+  return {
+    template,
+    css: readFileSync(path.join(dir, 'app.css'), 'utf8'),
+    js: readFileSync(path.join(dir, 'app.js'), 'utf8'),
+  };
+}
+
+/** `page=K` of /app (a URLSearchParams): K from 1 to 100,000, or null for a 400. */
+export function parsePage(params) {
+  const raw = params.get('page');
+  if (raw === null || !/^[0-9]+$/.test(raw)) return null;
+  const k = Number(raw);
+  return k >= 1 && k <= MAX_PAGE ? k : null;
+}
+
+/** The session id the Cookie header names, or null. */
+export function sessionId(header) {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+/** Cents as `<cents / 100>.<two digits>`, in integers (no float rounding). */
+export function formatCents(cents) {
+  return `${(cents - (cents % 100)) / 100}.${String(cents % 100).padStart(2, '0')}`;
+}
+
+/** The 50 item rows of page K, from the contract's formula. */
+export function pageItems(k) {
+  const items = [];
+  for (let i = 1; i <= ITEMS_PER_PAGE; i++) {
+    const quantity = ((k * 7 + i * 13) % 100) + 1;
+    const cents = (k * 7919 + i * 104729) % 100000;
+    items.push({
+      number: (k - 1) * ITEMS_PER_PAGE + i,
+      label: `${LABELS[(k + i) % LABELS.length]}, no. ${k}.${i}`,
+      quantity,
+      price: formatCents(cents),
+      total: formatCents(quantity * cents),
+    });
+  }
+  return items;
+}
+
+/** The page for K and a session, rendered by mustache (which escapes the labels). */
+export function renderApp(app, k, session) {
+  return Mustache.render(app.template, {
+    page: k,
+    css: app.css,
+    js: app.js,
+    visits: session.visits,
+    since: session.since,
+    items: pageItems(k),
+  });
+}
+
+/**
+ * Sessions in memory: id -> { visits, since, seen }. No lock: the JavaScript
+ * thread is the only one, and a request reads, counts and renders its
+ * session with no await in between, so two requests never interleave there.
+ */
+export class SessionStore {
+  constructor() {
+    this.sessions = new Map();
+  }
+
+  /**
+   * The live session `id` names, or a new one under a fresh id (128 bits
+   * from node:crypto), never the one asked for: `{ id, session, created }`.
+   */
+  open(id, now = Date.now()) {
+    let session = id === null ? undefined : this.sessions.get(id);
+    if (session !== undefined) {
+      session.seen = now;
+      return { id, session, created: false };
+    }
+    let fresh;
+    do fresh = randomBytes(16).toString('hex');
+    while (fresh === id || this.sessions.has(fresh));
+    session = { visits: 0, since: now, seen: now };
+    this.sessions.set(fresh, session);
+    return { id: fresh, session, created: true };
+  }
+
+  drop(id) {
+    if (id !== null) this.sessions.delete(id);
+  }
+
+  /** Drops the sessions idle for longer than SESSION_IDLE_MS. */
+  sweep(now = Date.now()) {
+    for (const [id, session] of this.sessions) {
+      if (now - session.seen > SESSION_IDLE_MS) this.sessions.delete(id);
+    }
+  }
+}
+
+function appPage(req, res, app, store, params) {
+  const k = parsePage(params);
+  if (k === null) {
+    // Before the session is looked at: a bad page leaves sessions untouched.
+    send(res, 400, 'text/plain', 'bad request: page must be an integer from 1 to 100000');
+    return;
+  }
+  const { id, session, created } = store.open(sessionId(req.headers.cookie));
+  session.visits += 1;
+  const page = renderApp(app, k, session);
+  // The count and the page are done; what follows may wait (gzip runs on
+  // libuv's thread pool) without another request seeing a stale count.
+  const headers = {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Vary: 'Accept-Encoding',
+  };
+  if (created) headers['Set-Cookie'] = `${SESSION_COOKIE}=${id}; Path=/; HttpOnly`;
+  const writePlain = () => {
+    res.writeHead(200, { ...headers, 'Content-Length': Buffer.byteLength(page) });
+    res.end(page);
+  };
+  // gzip only: the contract's app asks for gzip, not brotli.
+  if (chooseEncoding(req.headers['accept-encoding']) !== 'gzip') {
+    writePlain();
+    return;
+  }
+  zlib.gzip(page, (err, out) => {
+    if (err) {
+      console.error('server: compression:', err.message);
+      writePlain();
+      return;
+    }
+    res.writeHead(200, { ...headers, 'Content-Encoding': 'gzip', 'Content-Length': out.length });
+    res.end(out);
+  });
+}
+
+function appLogout(req, res, store) {
+  store.drop(sessionId(req.headers.cookie));
+  res.setHeader('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly`);
+  send(res, 200, 'text/plain', 'logged out');
+}
+
 function notFound(req, res) {
   send(res, 404, 'text/plain', 'not found');
 }
@@ -554,10 +734,15 @@ function methodNotAllowed(req, res, allow) {
  * Creates the server (not yet listening). `root` is the optional first
  * argument: '0' makes "/" answer as /blank, '1' as /work, undefined leaves
  * "/" unknown. `pool` is node-postgres' Pool for /db, or null for none.
- * `staticDir` is the folder served at /static/.
+ * `staticDir` is the folder served at /static/. `appDir` holds the
+ * contract's app.css and app.js, read here.
  */
-export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR } = {}) {
+export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR, appDir = DEFAULT_APP_DIR } = {}) {
   const rootHandler = root === '0' ? blank : root === '1' ? work : null;
+  const app = loadApp(appDir);
+  const sessions = new SessionStore();
+  const sweeper = setInterval(() => sessions.sweep(), SWEEP_MS);
+  sweeper.unref();
 
   const server = http.createServer((req, res) => {
     const url = req.url;
@@ -590,6 +775,12 @@ export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR
     } else if (path === '/upload') {
       if (req.method === 'POST') upload(req, res);
       else methodNotAllowed(req, res, 'POST');
+    } else if (path === '/app') {
+      if (get) appPage(req, res, app, sessions, new URLSearchParams(url.slice(path.length)));
+      else methodNotAllowed(req, res, 'GET, HEAD');
+    } else if (path === '/app/logout') {
+      if (req.method === 'POST') appLogout(req, res, sessions);
+      else methodNotAllowed(req, res, 'POST');
     } else if (path === '/ws') {
       res.setHeader('Upgrade', 'websocket');
       send(res, 426, 'text/plain', 'upgrade required');
@@ -619,6 +810,7 @@ export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR
         'Content-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found',
     );
   });
+  server.on('close', () => clearInterval(sweeper));
   return server;
 }
 

@@ -33,6 +33,14 @@ without DATABASE_URL as /db does. /queries and /updates read the world table
 through the same pool, one fetchrow per row on one acquired connection
 (random.randint ids); /updates writes the new numbers with executemany. Both
 answer 503 without DATABASE_URL.
+
+The optional part of contract 1.4: GET /app?page=K finds (or creates) the
+session the sid cookie names in a store all the workers share (sessions.py:
+FastAPI has no server-side sessions, and a worker's own dict would not know
+a session another worker made), counts the visit and renders
+templates/app.html through the same Jinja2Templates while the session's
+slot is locked; the same GZipMiddleware compresses it. POST /app/logout
+ends the session.
 """
 
 import asyncio
@@ -48,6 +56,7 @@ from pathlib import Path
 from typing import Annotated, NamedTuple
 
 import asyncpg
+import sessions
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse
@@ -64,6 +73,9 @@ ROOT_ENV = "NETBENCH_ROOT"
 #: The environment variable through which `python server.py` tells the worker
 #: processes how many of them share DATABASE_POOL_SIZE.
 WORKERS_ENV = "NETBENCH_WORKERS"
+#: The environment variable through which `python server.py` tells the worker
+#: processes where the session store they share is.
+SESSIONS_ENV = "NETBENCH_SESSIONS"
 #: This folder: ./static and ./templates are found from it, whatever the
 #: working directory.
 HERE = Path(__file__).resolve().parent
@@ -252,10 +264,18 @@ async def create_pool(env):
 
 @asynccontextmanager
 async def lifespan(app):
+    # The store `python server.py` made for all its workers; under another
+    # runner (uvicorn server:app), one of this process's own.
+    shared = os.environ.get(SESSIONS_ENV)
+    path = shared or sessions.create_file()
+    app.state.sessions = sessions.SessionStore(path)
+    if not shared:
+        os.unlink(path)  # mapped and open: it stays until this process ends
     app.state.pool = await create_pool(os.environ)
     try:
         yield
     finally:
+        app.state.sessions.close()
         if app.state.pool is not None:
             try:
                 # close() waits for connections in use; a query stuck on a
@@ -418,6 +438,64 @@ def update_args(rows):
     return sorted(((row.randomNumber, row.id) for row in rows), key=itemgetter(1))
 
 
+# -- app (contract 1.4) -------------------------------------------------------
+
+#: The contract's stylesheet and script, put into every page byte for byte:
+#: read once at start-up, from the repository's contract/app.
+APP_DIR = HERE.parent.parent / "contract" / "app"
+APP_CSS = (APP_DIR / "app.css").read_text(encoding="utf-8")
+APP_JS = (APP_DIR / "app.js").read_text(encoding="utf-8")
+
+#: The session cookie's name.
+SESSION_COOKIE = "sid"
+ITEMS_PER_PAGE = 50
+MAX_PAGE = 100_000
+LABELS = (
+    "Tom & Jerry's cheese board",
+    "<b>bold</b> move of the week",
+    '"Quoted" goods, boxed',
+    "O'Brien's pick for winter",
+    "a < b > c, the ordered set",
+)
+
+
+class AppItem(NamedTuple):
+    number: int
+    label: str
+    quantity: int
+    price: str
+    total: str
+
+
+def parse_page(params):
+    """K of /app?page=K (a mapping of the query parameters), 1 to 100,000,
+    or None for a 400."""
+    s = params.get("page")
+    if not s or not s.isascii() or not s.isdigit():
+        return None
+    s = s.lstrip("0")
+    if not s or len(s) > 6:  # no int() of a huge number
+        return None
+    k = int(s)
+    return k if k <= MAX_PAGE else None
+
+
+def format_cents(cents):
+    """Cents as <cents / 100>.<two digits>, in integers."""
+    return f"{cents // 100}.{cents % 100:02d}"
+
+
+def page_items(k):
+    """The 50 item rows of page K, from the contract's formula."""
+    items = []
+    for i in range(1, ITEMS_PER_PAGE + 1):
+        quantity = (k * 7 + i * 13) % 100 + 1
+        cents = (k * 7919 + i * 104729) % 100_000
+        items.append(AppItem((k - 1) * ITEMS_PER_PAGE + i, f"{LABELS[(k + i) % len(LABELS)]}, no. {k}.{i}",
+                             quantity, format_cents(cents), format_cents(quantity * cents)))
+    return items
+
+
 # -- the app ----------------------------------------------------------------
 
 # redirect_slashes is on by default: it would answer /echo (and /blank/) with
@@ -427,7 +505,8 @@ app = FastAPI(redirect_slashes=False, lifespan=lifespan)
 # json-comp: /work gzip-compressed when the request allows it, whatever its
 # size (the middleware's default minimum is 500 B, a /work answer ~200 B), at
 # the middleware's default level.
-app.add_middleware(WorkGZipMiddleware, paths=["/work"], minimum_size=0)
+# app: the page likewise (about 10 KB, so over the default minimum anyway).
+app.add_middleware(WorkGZipMiddleware, paths=["/work", "/app"], minimum_size=0)
 
 
 @app.exception_handler(RequestValidationError)
@@ -529,6 +608,37 @@ async def updates(request: Request) -> list[WorldRow]:
     return rows
 
 
+async def app_page(request: Request):
+    k = parse_page(request.query_params)
+    if k is None:
+        # Before the session is looked at: a bad page leaves sessions untouched.
+        raise HTTPException(400, "page must be an integer from 1 to 100000")
+    try:
+        held = request.app.state.sessions.open(request.cookies.get(SESSION_COOKIE))
+    except sessions.StoreFull:
+        raise HTTPException(503, "too many sessions")
+    # Locked from here to the rendered page, with no await in between: the
+    # slot's record lock keeps the other workers out, the event loop this
+    # worker's other requests. TemplateResponse renders when it is made.
+    with held:
+        visits = held.count()
+        response = TEMPLATES.TemplateResponse(
+            request, "app.html",
+            {"page": k, "visits": visits, "since": held.since, "items": page_items(k), "css": APP_CSS, "js": APP_JS},
+            headers={"Cache-Control": "no-store"})
+    if held.created:
+        # Starlette's set_cookie: sid=<id>; HttpOnly; Path=/; SameSite=lax
+        response.set_cookie(SESSION_COOKIE, held.id, httponly=True)
+    return response
+
+
+async def app_logout(request: Request):
+    request.app.state.sessions.drop(request.cookies.get(SESSION_COOKIE))
+    response = PlainTextResponse("logged out")
+    response.delete_cookie(SESSION_COOKIE, httponly=True)
+    return response
+
+
 async def ws_echo(websocket: WebSocket):
     # uvicorn's protocol answers pings and closes, reassembles fragments and
     # closes the connection on a protocol error (an unmasked frame) by itself.
@@ -556,6 +666,8 @@ app.add_api_route("/upload", upload, methods=["POST"])
 app.add_api_route("/fortunes", fortunes, methods=["GET"])
 app.add_api_route("/queries", queries, methods=["GET"])
 app.add_api_route("/updates", updates, methods=["GET"])
+app.add_api_route("/app", app_page, methods=["GET"])
+app.add_api_route("/app/logout", app_logout, methods=["POST"])
 if STATIC_DIR.is_dir():
     # Starlette's StaticFiles: FileResponse sets Content-Length, Last-Modified
     # and an ETag (from mtime and size), and StaticFiles answers a matching
@@ -590,20 +702,26 @@ def main(argv):
     # Run from this folder, whatever the working directory: the workers
     # import "server:app".
     here = os.path.dirname(os.path.abspath(__file__))
-    uvicorn.run(
-        "server:app",
-        host=os.environ.get("HOST") or "127.0.0.1",
-        port=int(os.environ.get("PORT") or "1234"),
-        workers=workers,
-        access_log=False,
-        # At "info" uvicorn logs every WebSocket connection (access_log covers
-        # HTTP requests only); the contract wants no per-request logging.
-        log_level="warning",
-        app_dir=here,
-        # uvicorn offers permessage-deflate by default; the contract's client
-        # asks for none, and a compressing server would do other work.
-        ws_per_message_deflate=False,
-    )
+    # One session store for all the workers (sessions.py), made before they
+    # start and removed when they have ended.
+    os.environ[SESSIONS_ENV] = sessions.create_file()
+    try:
+        uvicorn.run(
+            "server:app",
+            host=os.environ.get("HOST") or "127.0.0.1",
+            port=int(os.environ.get("PORT") or "1234"),
+            workers=workers,
+            access_log=False,
+            # At "info" uvicorn logs every WebSocket connection (access_log covers
+            # HTTP requests only); the contract wants no per-request logging.
+            log_level="warning",
+            app_dir=here,
+            # uvicorn offers permessage-deflate by default; the contract's client
+            # asks for none, and a compressing server would do other work.
+            ws_per_message_deflate=False,
+        )
+    finally:
+        os.unlink(os.environ[SESSIONS_ENV])
     return 0
 
 

@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from websockets.sync.client import connect as ws_connect
 
 import server
+import sessions
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent.parent / "contract" / "fixtures"
@@ -1327,6 +1328,332 @@ class Fortunes(unittest.TestCase):
         finally:
             asyncio.run(execute("DELETE FROM fortune WHERE id = $1", 1000))
         self.assertEqual(self.page(), expected_fortunes(SEEDED_FORTUNES))
+
+
+# -- app --------------------------------------------------------------------------
+
+#: The contract's LABEL list (CONTRACT.md, "app"), written out here rather
+#: than taken from the server.
+APP_LABELS = [
+    "Tom & Jerry's cheese board",
+    "<b>bold</b> move of the week",
+    '"Quoted" goods, boxed',
+    "O'Brien's pick for winter",
+    "a < b > c, the ordered set",
+]
+APP_DIR = HERE.parent.parent / "contract" / "app"
+
+
+def expected_items(k):
+    """Page K's item rows from the contract's formula, as the page's cell texts
+    (prices through Decimal, a way of writing them other than the server's)."""
+    rows = []
+    for i in range(1, 51):
+        q = (k * 7 + i * 13) % 100 + 1
+        c = (k * 7919 + i * 104729) % 100000
+        rows.append([str((k - 1) * 50 + i), f"{APP_LABELS[(k + i) % 5]}, no. {k}.{i}", str(q),
+                     str(Decimal(c).scaleb(-2)), str(Decimal(q * c).scaleb(-2))])
+    return rows
+
+
+def app_rows(page):
+    """Every <tr>'s <td> texts (references decoded), the header row left out."""
+    cells = Cells()
+    cells.feed(page)
+    return [row for row in cells.rows if row]
+
+
+def count_in_process(path, sid, n):
+    """In a process of its own: n visits to the session `sid` of the store at
+    `path`, each counted under the slot's lock; the counts seen."""
+    store = sessions.SessionStore(path)
+    seen = []
+    try:
+        for _ in range(n):
+            with store.open(sid) as held:
+                if held.created:
+                    raise AssertionError("the session was not found")
+                seen.append(held.count())
+    finally:
+        store.close()
+    return seen
+
+
+class AppUnits(unittest.TestCase):
+    def test_parse_page(self):
+        for query, want in [("1", 1), ("100000", 100000), ("007", 7), ("100001", None), ("0", None),
+                            ("", None), (None, None), ("-1", None), ("1.5", None), ("+1", None),
+                            ("1e3", None), ("٣", None), ("9" * 5000, None)]:
+            with self.subTest(query):
+                self.assertEqual(server.parse_page({} if query is None else {"page": query}), want)
+
+    def test_format_cents(self):
+        for cents, want in [(0, "0.00"), (5, "0.05"), (99999, "999.99"), (9999900, "99999.00"), (1200, "12.00")]:
+            self.assertEqual(server.format_cents(cents), want)
+
+
+class SessionStore(unittest.TestCase):
+    """sessions.py's store, on a file of its own."""
+
+    def store(self, capacity=sessions.CAPACITY):
+        path = sessions.create_file(capacity)
+        self.addCleanup(os.unlink, path)
+        store = sessions.SessionStore(path)
+        self.addCleanup(store.close)
+        return store, path
+
+    def test_new_session_then_found(self):
+        store, _ = self.store()
+        before = time.time_ns() // 1_000_000
+        with store.open(None) as held:
+            self.assertTrue(held.created)
+            self.assertRegex(held.id, r"^[0-9a-f]{40}$")
+            self.assertEqual(held.count(), 1)
+            sid, since = held.id, held.since
+        self.assertTrue(before <= since <= time.time_ns() // 1_000_000)
+        for want in [2, 3]:
+            with store.open(sid) as held:
+                self.assertFalse(held.created)
+                self.assertEqual((held.id, held.since, held.count()), (sid, since, want))
+
+    def test_ids_distinct_and_never_the_one_sent(self):
+        store, _ = self.store()
+        ids = set()
+        for _ in range(200):
+            with store.open(None) as held:
+                ids.add(held.id)
+        self.assertEqual(len(ids), 200)
+        live = next(iter(ids))
+        for made_up in ["0" * 40, "00000001" + "0" * 32, "ffffffff" + "1" * 32, live[:8] + "1" * 32,
+                        live.upper(), live + "0", "x", ""]:
+            with self.subTest(made_up):
+                with store.open(made_up) as held:
+                    self.assertTrue(held.created)
+                    self.assertNotEqual(held.id, made_up)
+                    self.assertEqual(held.count(), 1)
+
+    def test_drop(self):
+        store, _ = self.store()
+        with store.open(None) as held:
+            sid = held.id
+        store.drop(sid)
+        store.drop(sid)
+        store.drop("nonsense")
+        store.drop(None)
+        with store.open(sid) as held:
+            self.assertTrue(held.created)
+            self.assertNotEqual(held.id, sid)
+
+    def test_full_then_idle_sessions_reused_not_sooner(self):
+        store, _ = self.store(capacity=2)
+        t0 = time.monotonic_ns()
+        first = [store.open(None, now=t0) for _ in range(2)]
+        for held in first:
+            held.release()
+        with self.assertRaises(sessions.StoreFull):
+            store.open(None, now=t0 + sessions.IDLE_NS)
+        with store.open(first[0].id, now=t0 + sessions.IDLE_NS) as held:  # seen again: stays
+            self.assertFalse(held.created)
+        with store.open(None, now=t0 + sessions.IDLE_NS + 1) as held:  # the other one, idle, goes
+            self.assertTrue(held.created)
+            self.assertEqual(held.slot, first[1].slot)
+        # Its old id names nothing now: it would need a new session, and the
+        # store is full again.
+        with self.assertRaises(sessions.StoreFull):
+            store.open(first[1].id, now=t0 + sessions.IDLE_NS + 2)
+
+    def test_processes_count_one_session_in_turn(self):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        store, path = self.store()
+        with store.open(None) as held:
+            sid = held.id
+            held.count()
+        # spawn, as uvicorn starts its workers: nothing inherited but the path.
+        with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("spawn")) as pool:
+            seen = [v for part in pool.map(count_in_process, [path] * 4, [sid] * 4, [50] * 4) for v in part]
+        self.assertEqual(sorted(seen), list(range(2, 202)))
+
+
+class App(unittest.TestCase):
+    """GET /app and POST /app/logout over real connections, to every worker."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Running()
+        cls.css = (APP_DIR / "app.css").read_text(encoding="utf-8")
+        cls.js = (APP_DIR / "app.js").read_text(encoding="utf-8")
+
+    @classmethod
+    def tearDownClass(cls):
+        if not cls.server.stop():
+            raise AssertionError("server did not exit cleanly on SIGTERM")
+
+    def request(self, method, path, headers=None, conn=None):
+        own = conn is None
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+        try:
+            conn.request(method, path, headers=headers or {})
+            resp = conn.getresponse()
+            resp.body = resp.read()
+            return resp
+        finally:
+            if own:
+                conn.close()
+
+    def page(self, k, cookie=None, accept_encoding=None, conn=None):
+        """GET /app?page=K: (response, the page decoded, the cookie it set or None)."""
+        headers = {}
+        if cookie is not None:
+            headers["Cookie"] = cookie
+        if accept_encoding is not None:
+            headers["Accept-Encoding"] = accept_encoding
+        resp = self.request("GET", f"/app?page={k}", headers, conn)
+        self.assertEqual(resp.status, 200, resp.body)
+        body = gzip.decompress(resp.body) if resp.getheader("Content-Encoding") == "gzip" else resp.body
+        page = body.decode("utf-8")
+        set_cookies = resp.headers.get_all("Set-Cookie") or []
+        self.assertLessEqual(len(set_cookies), 1)
+        return resp, page, set_cookies[0].split(";")[0] if set_cookies else None
+
+    def visits(self, page):
+        return int(app_rows(page)[0][1])
+
+    def test_visits_1_2_3_one_set_cookie(self):
+        before = time.time_ns() // 1_000_000
+        resp, page, cookie = self.page(7)
+        self.assertRegex(cookie, r"^sid=[0-9a-f]{40}$")
+        self.assertIn("HttpOnly", resp.getheader("Set-Cookie"))
+        self.assertIn("Path=/", resp.getheader("Set-Cookie"))
+        (_, visits), (_, since) = app_rows(page)[:2]
+        self.assertEqual(visits, "1")
+        self.assertTrue(before <= int(since) <= time.time_ns() // 1_000_000, since)
+        # Each on a new connection, so on any worker.
+        for want in range(2, 9):
+            _, page, again = self.page(7, cookie)
+            self.assertIsNone(again)
+            self.assertEqual(app_rows(page)[:2], [["visits", str(want)], ["since", since]])
+
+    def test_two_sessions_apart(self):
+        a = self.page(1)[2]
+        b = self.page(1)[2]
+        self.assertNotEqual(a, b)
+        self.assertEqual(self.visits(self.page(2, a)[1]), 2)
+        self.assertEqual(self.visits(self.page(2, f"theme=dark; {b}; lang=en")[1]), 2)
+        self.assertEqual(self.visits(self.page(2, a)[1]), 3)
+
+    def test_made_up_cookie_gets_a_new_session(self):
+        for made_up in ["sid=00112233445566778899aabbccddeeff", "sid=" + "0" * 40]:
+            with self.subTest(made_up):
+                _, page, cookie = self.page(3, made_up)
+                self.assertIsNotNone(cookie)
+                self.assertNotEqual(cookie, made_up)
+                self.assertEqual(self.visits(page), 1)
+
+    def test_page_rows_files_and_head(self):
+        for k in [1, 4711, 100000]:
+            with self.subTest(k):
+                resp, page, _ = self.page(k)
+                self.assertEqual(resp.getheader("Content-Type"), "text/html; charset=utf-8")
+                self.assertEqual(resp.getheader("Cache-Control"), "no-store")
+                self.assertTrue(page.startswith("<!DOCTYPE html>"), page[:40])
+                self.assertIn(f"<title>Orders, page {k}</title>", page)
+                self.assertIn(f"<h1>Orders, page {k}</h1>", page)
+                self.assertIn('<form method="post" action="/app/logout">', page)
+                self.assertIn(f"<style>\n{self.css}</style>", page)
+                self.assertIn(f"<script>\n{self.js}</script>", page)
+                rows = app_rows(page)
+                self.assertEqual(len(rows), 52)
+                self.assertEqual(rows[2:], expected_items(k))
+                assert_escaped(self, page.split("<script>")[0])
+
+    def test_labels_escaped(self):
+        page = self.page(1)[1]
+        for markup in ["<b>", "a < b", "Tom & ", '"Quoted"']:
+            self.assertNotIn(markup, page)
+        self.assertIn("&lt;b&gt;bold", page)
+        self.assertIn("Tom &amp; Jerry", page)
+
+    def test_gzip_and_plain(self):
+        plain, plain_page, _ = self.page(12)
+        self.assertIsNone(plain.getheader("Content-Encoding"))
+        self.assertEqual(plain.getheader("Vary"), "Accept-Encoding")
+        self.assertEqual(plain.getheader("Content-Length"), str(len(plain.body)))
+        for ae in ["gzip", "deflate, gzip;q=0.5", "*"]:
+            with self.subTest(ae):
+                resp, page, _ = self.page(12, accept_encoding=ae)
+                self.assertEqual(resp.getheader("Content-Encoding"), "gzip")
+                self.assertEqual(resp.getheader("Vary"), "Accept-Encoding")
+                self.assertEqual(resp.getheader("Content-Length"), str(len(resp.body)))
+                self.assertLess(len(resp.body), len(plain.body))
+                self.assertEqual(app_rows(page)[2:], expected_items(12))
+                # The same page but for its session's creation time.
+                self.assertEqual(page.split("<td>since</td>")[0], plain_page.split("<td>since</td>")[0])
+        for ae in ["identity", "gzip;q=0", "br", "*;q=0"]:
+            with self.subTest(ae):
+                resp, page, _ = self.page(12, accept_encoding=ae)
+                self.assertIsNone(resp.getheader("Content-Encoding"))
+                self.assertEqual(app_rows(page)[2:], expected_items(12))
+
+    def test_concurrent_pages_on_one_session(self):
+        cookie = self.page(5)[2]
+
+        def browse(_):
+            conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+            seen = []
+            try:
+                for _ in range(25):
+                    _, page, again = self.page(5, cookie, "gzip", conn)
+                    if again is not None:
+                        raise AssertionError(f"another cookie: {again}")
+                    seen.append(self.visits(page))
+            finally:
+                conn.close()
+            return seen
+
+        with ThreadPoolExecutor(8) as pool:
+            seen = [v for part in pool.map(browse, range(8)) for v in part]
+        self.assertEqual(sorted(seen), list(range(2, 202)))
+
+    def test_logout(self):
+        cookie = self.page(9)[2]
+        self.assertEqual(self.visits(self.page(9, cookie)[1]), 2)
+        out = self.request("POST", "/app/logout", {"Cookie": cookie, "Content-Length": "0"})
+        self.assertEqual(out.status, 200)
+        _, page, fresh = self.page(9, cookie)
+        self.assertEqual(self.visits(page), 1)
+        self.assertIsNotNone(fresh)
+        self.assertNotEqual(fresh, cookie)
+        # Without a cookie, or with a dead one: 200 all the same.
+        self.assertEqual(self.request("POST", "/app/logout", {"Content-Length": "0"}).status, 200)
+        self.assertEqual(self.request("POST", "/app/logout", {"Cookie": cookie, "Content-Length": "0"}).status, 200)
+        self.assertEqual(self.request("GET", "/app/logout").status, 405)
+
+    def test_bad_page_is_400_and_leaves_the_session(self):
+        cookie = self.page(2)[2]
+        for query in ["?page=0", "?page=100001", "?page=abc", "?page=", "", "?page=-1", "?page=1.5", "?page=%2B1",
+                      "?x=1"]:
+            with self.subTest(query):
+                resp = self.request("GET", f"/app{query}", {"Cookie": cookie})
+                self.assertEqual(resp.status, 400)
+                self.assertIsNone(resp.getheader("Set-Cookie"))
+        self.assertEqual(self.visits(self.page(2, cookie)[1]), 2)
+
+
+class AppStoreFile(unittest.TestCase):
+    def test_made_for_the_workers_and_removed_after(self):
+        def files():
+            return {p.name for p in Path(tempfile.gettempdir() if not os.path.isdir("/dev/shm") else "/dev/shm")
+                    .glob("netbench-fastapi-sessions-*")}
+
+        before = files()
+        running = Running()
+        try:
+            self.assertEqual(len(files() - before), 1)
+        finally:
+            self.assertTrue(running.stop())
+        self.assertEqual(files() - before, set())
 
 
 if __name__ == "__main__":

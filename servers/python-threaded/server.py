@@ -28,6 +28,11 @@ The optional parts, each as plainly as the standard library allows:
   16 MiB is refused with 413 from the head, and the connection closed.
 - json-comp: the /work answer compressed with the gzip module when
   Accept-Encoding allows gzip.
+- app: GET /app?page=K finds (or creates) the session the sid cookie names
+  in a dict of this process (http.server has no sessions), counts the visit
+  and renders templates/app.html with Jinja2 under the session's own lock,
+  then gzips the page with the gzip module when Accept-Encoding allows gzip;
+  POST /app/logout ends the session.
 """
 
 import email.utils
@@ -38,11 +43,13 @@ import math
 import os
 import random
 import re
+import secrets
 import shutil
 import signal
 import socket
 import stat
 import sys
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -379,6 +386,139 @@ def to_json(value):
     return json.dumps(value, separators=(",", ":")).encode()
 
 
+# -- app -------------------------------------------------------------------------
+
+#: The contract's stylesheet and script, put into every page byte for byte:
+#: read once at start-up, from the repository's contract/app.
+APP_DIR = HERE.parent.parent / "contract" / "app"
+APP_CSS = (APP_DIR / "app.css").read_text(encoding="utf-8")
+APP_JS = (APP_DIR / "app.js").read_text(encoding="utf-8")
+APP_PAGE = TEMPLATES.get_template("app.html")
+
+#: The session cookie's name.
+SESSION_COOKIE = "sid"
+#: A session unused this long may be dropped (the contract's floor: never sooner).
+SESSION_IDLE_SECONDS = 600
+#: How often, at most, the store looks for idle sessions.
+SWEEP_SECONDS = 60
+
+ITEMS_PER_PAGE = 50
+MAX_PAGE = 100_000
+LABELS = (
+    "Tom & Jerry's cheese board",
+    "<b>bold</b> move of the week",
+    '"Quoted" goods, boxed',
+    "O'Brien's pick for winter",
+    "a < b > c, the ordered set",
+)
+
+
+class Item(NamedTuple):
+    number: int
+    label: str
+    quantity: int
+    price: str
+    total: str
+
+
+def parse_page(params):
+    """K of /app?page=K (a mapping of the query parameters), 1 to 100,000,
+    or None for a 400."""
+    s = params.get("page")
+    if not s or not s.isascii() or not s.isdigit():
+        return None
+    s = s.lstrip("0")
+    if not s or len(s) > 6:  # no int() of a huge number
+        return None
+    k = int(s)
+    return k if k <= MAX_PAGE else None
+
+
+def session_id(values):
+    """The session id the Cookie header lines `values` name, or None."""
+    for line in values:
+        for part in line.split(";"):
+            name, sep, value = part.partition("=")
+            if sep and name.strip() == SESSION_COOKIE:
+                return value.strip()
+    return None
+
+
+def format_cents(cents):
+    """Cents as <cents / 100>.<two digits>, in integers."""
+    return f"{cents // 100}.{cents % 100:02d}"
+
+
+def page_items(k):
+    """The 50 item rows of page K, from the contract's formula."""
+    items = []
+    for i in range(1, ITEMS_PER_PAGE + 1):
+        quantity = (k * 7 + i * 13) % 100 + 1
+        cents = (k * 7919 + i * 104729) % 100_000
+        items.append(Item((k - 1) * ITEMS_PER_PAGE + i, f"{LABELS[(k + i) % len(LABELS)]}, no. {k}.{i}",
+                          quantity, format_cents(cents), format_cents(quantity * cents)))
+    return items
+
+
+def render_app(k, visits, since):
+    """The page (bytes, UTF-8) for K and a session's counter and creation time."""
+    return APP_PAGE.render(page=k, visits=visits, since=since, items=page_items(k),
+                           css=APP_CSS, js=APP_JS).encode()
+
+
+class Session:
+    """A session's state and the lock a request holds from reading `visits`
+    to the end of its page."""
+
+    __slots__ = ("lock", "visits", "since", "seen")
+
+    def __init__(self, now):
+        self.lock = threading.Lock()
+        self.visits = 0
+        self.since = time.time_ns() // 1_000_000  # ms since the epoch
+        self.seen = now  # time.monotonic() of its last request, for the sweep
+
+
+class SessionStore:
+    """Sessions in this process's memory, shared by the connection threads:
+    one lock over the dict (find, add, drop), held only for that, so that
+    pages of different sessions render at once."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._sessions = {}
+        self._swept = time.monotonic()
+
+    def open(self, sid, now=None):
+        """(id, session, created): the live session `sid` names, or a new
+        one under a fresh id (128 bits from the secrets module), never `sid`."""
+        if now is None:
+            now = time.monotonic()
+        with self._lock:
+            if now - self._swept >= SWEEP_SECONDS:
+                self._sweep(now)
+            session = self._sessions.get(sid) if sid is not None else None
+            if session is not None:
+                session.seen = now
+                return sid, session, False
+            fresh = secrets.token_hex(16)
+            while fresh == sid or fresh in self._sessions:
+                fresh = secrets.token_hex(16)
+            session = self._sessions[fresh] = Session(now)
+            return fresh, session, True
+
+    def drop(self, sid):
+        with self._lock:
+            self._sessions.pop(sid, None)
+
+    def _sweep(self, now):
+        # Called with the lock held; lazily, from open, so no thread of its own.
+        self._swept = now
+        idle = [sid for sid, s in self._sessions.items() if now - s.seen > SESSION_IDLE_SECONDS]
+        for sid in idle:
+            del self._sessions[sid]
+
+
 # -- the handler ---------------------------------------------------------------
 
 
@@ -410,6 +550,8 @@ class Handler(BaseHTTPRequestHandler):
     root = None
     #: The ConnectionPool, or None without DATABASE_URL (set by make_server).
     pool = None
+    #: The app's SessionStore (set by make_server).
+    sessions = None
 
     def log_request(self, code="-", size="-"):
         # No request logging (errors still go to stderr through log_error).
@@ -604,6 +746,41 @@ class Handler(BaseHTTPRequestHandler):
                 # As SimpleHTTPRequestHandler copies a file.
                 shutil.copyfileobj(f, self.wfile)
 
+    # -- app ----------------------------------------------------------------
+
+    def app(self):
+        k = parse_page(self.params())
+        if k is None:
+            # Before the session is looked at: a bad page leaves sessions untouched.
+            self.respond(400, "text/plain", b"page must be an integer from 1 to 100000")
+            return
+        sid, session, created = self.sessions.open(session_id(self.headers.get_all("Cookie", [])))
+        # Two requests on one session (two connections, two threads) must
+        # never see the same count: the count and the page it shows are done
+        # under the session's lock.
+        with session.lock:
+            session.visits += 1
+            page = render_app(k, session.visits, session.since)
+        headers = [("Cache-Control", "no-store"), ("Vary", "Accept-Encoding")]
+        if created:
+            headers.append(("Set-Cookie", f"{SESSION_COOKIE}={sid}; Path=/; HttpOnly"))
+        # gzip as /work's json-comp: the gzip module at its default level (9).
+        if accepts_gzip(self.headers.get_all("Accept-Encoding", [])):
+            page = gzip.compress(page)
+            headers.append(("Content-Encoding", "gzip"))
+        self.respond(200, "text/html; charset=utf-8", page, headers)
+
+    def app_logout(self):
+        if self.has_body():  # none is expected; read so the next request starts right
+            try:
+                self.read_body()
+            except BodyError as e:
+                self.refuse(e)
+                return
+        self.sessions.drop(session_id(self.headers.get_all("Cookie", [])))
+        self.respond(200, "text/plain", b"logged out",
+                     [("Set-Cookie", f"{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly")])
+
     # -- the database's paths ---------------------------------------------------
 
     def with_database(self, answer):
@@ -696,6 +873,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.queries, ("GET",)
         if path == "/updates":
             return self.updates, ("GET",)
+        if path == "/app":
+            return self.app, ("GET",)
+        if path == "/app/logout":
+            return self.app_logout, ("POST",)
         if path == "/" and self.root == "0":
             return self.blank, ("GET", "HEAD")
         if path == "/" and self.root == "1":
@@ -731,7 +912,7 @@ class Handler(BaseHTTPRequestHandler):
 def make_server(host, port, root=None, pool=None):
     """A ThreadingHTTPServer bound to host:port (not yet serving)."""
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
-    handler = type("RootHandler", (Handler,), {"root": root, "pool": pool})
+    handler = type("RootHandler", (Handler,), {"root": root, "pool": pool, "sessions": SessionStore()})
     server_class = type("Server", (ThreadingHTTPServer,), {"address_family": family})
     return server_class((host, port), handler)
 

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import unittest
 from datetime import datetime, timedelta, timezone
@@ -1077,6 +1078,236 @@ class Fortunes(WithDatabase):
         finally:
             execute("DELETE FROM fortune WHERE id = %s", 1000)
         self.assertEqual(self.page(), expected_fortunes(SEEDED_FORTUNES))
+
+
+# -- app --------------------------------------------------------------------------
+
+#: The contract's LABEL list (CONTRACT.md, "app"), written out here rather
+#: than taken from the server.
+APP_LABELS = [
+    "Tom & Jerry's cheese board",
+    "<b>bold</b> move of the week",
+    '"Quoted" goods, boxed',
+    "O'Brien's pick for winter",
+    "a < b > c, the ordered set",
+]
+APP_DIR = HERE.parent.parent / "contract" / "app"
+
+
+def expected_items(k):
+    """Page K's item rows from the contract's formula, as the page's cell texts
+    (prices through Decimal, a way of writing them other than the server's)."""
+    rows = []
+    for i in range(1, 51):
+        q = (k * 7 + i * 13) % 100 + 1
+        c = (k * 7919 + i * 104729) % 100000
+        rows.append([str((k - 1) * 50 + i), f"{APP_LABELS[(k + i) % 5]}, no. {k}.{i}", str(q),
+                     str(Decimal(c).scaleb(-2)), str(Decimal(q * c).scaleb(-2))])
+    return rows
+
+
+def app_rows(page):
+    """Every <tr>'s <td> texts (references decoded), the header row left out."""
+    cells = Cells()
+    cells.feed(page)
+    return [row for row in cells.rows if row]
+
+
+class AppUnits(unittest.TestCase):
+    def test_parse_page(self):
+        for query, want in [("1", 1), ("100000", 100000), ("007", 7), ("100001", None), ("0", None),
+                            ("", None), (None, None), ("-1", None), ("1.5", None), ("+1", None),
+                            ("1e3", None), ("٣", None), ("9" * 5000, None)]:
+            with self.subTest(query):
+                self.assertEqual(server.parse_page({} if query is None else {"page": query}), want)
+
+    def test_session_id(self):
+        self.assertIsNone(server.session_id([]))
+        self.assertEqual(server.session_id(["a=1; sid=abc ;b=2"]), "abc")
+        self.assertEqual(server.session_id(["a=1", "sid=x"]), "x")
+        self.assertIsNone(server.session_id(["xsid=abc"]))
+
+    def test_format_cents(self):
+        for cents, want in [(0, "0.00"), (5, "0.05"), (99999, "999.99"), (9999900, "99999.00"), (1200, "12.00")]:
+            self.assertEqual(server.format_cents(cents), want)
+
+    def test_idle_sessions_swept_not_sooner(self):
+        store = server.SessionStore()
+        t0 = time.monotonic()  # the store's clock
+        sid, _, created = store.open(None, now=t0)
+        self.assertTrue(created)
+        idle = server.SESSION_IDLE_SECONDS
+        self.assertFalse(store.open(sid, now=t0 + idle)[2])
+        again, _, created = store.open(sid, now=t0 + 2 * idle + 1)
+        self.assertTrue(created)
+        self.assertNotEqual(again, sid)
+
+
+class App(unittest.TestCase):
+    """GET /app and POST /app/logout over real connections."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Running()
+        cls.css = (APP_DIR / "app.css").read_text(encoding="utf-8")
+        cls.js = (APP_DIR / "app.js").read_text(encoding="utf-8")
+
+    @classmethod
+    def tearDownClass(cls):
+        if not stopped_cleanly(cls.server):
+            raise AssertionError("server did not exit with status 0 on SIGTERM")
+
+    def request(self, method, path, headers=None, conn=None):
+        own = conn is None
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+        try:
+            conn.request(method, path, headers=headers or {})
+            resp = conn.getresponse()
+            resp.body = resp.read()
+            return resp
+        finally:
+            if own:
+                conn.close()
+
+    def page(self, k, cookie=None, accept_encoding=None, conn=None):
+        """GET /app?page=K: (response, the page decoded, the cookie it set or None)."""
+        headers = {}
+        if cookie is not None:
+            headers["Cookie"] = cookie
+        if accept_encoding is not None:
+            headers["Accept-Encoding"] = accept_encoding
+        resp = self.request("GET", f"/app?page={k}", headers, conn)
+        self.assertEqual(resp.status, 200, resp.body)
+        body = gzip.decompress(resp.body) if resp.getheader("Content-Encoding") == "gzip" else resp.body
+        page = body.decode("utf-8")
+        set_cookies = resp.headers.get_all("Set-Cookie") or []
+        self.assertLessEqual(len(set_cookies), 1)
+        return resp, page, set_cookies[0].split(";")[0] if set_cookies else None
+
+    def visits(self, page):
+        return int(app_rows(page)[0][1])
+
+    def test_visits_1_2_3_one_set_cookie(self):
+        before = time.time_ns() // 1_000_000
+        resp, page, cookie = self.page(7)
+        self.assertRegex(cookie, r"^sid=[0-9a-f]{32}$")
+        self.assertRegex(resp.getheader("Set-Cookie"), r"; Path=/; HttpOnly$")
+        (_, visits), (_, since) = app_rows(page)[:2]
+        self.assertEqual(visits, "1")
+        self.assertTrue(before <= int(since) <= time.time_ns() // 1_000_000, since)
+        for want in ["2", "3"]:
+            _, page, again = self.page(7, cookie)
+            self.assertIsNone(again)
+            self.assertEqual(app_rows(page)[:2], [["visits", want], ["since", since]])
+
+    def test_two_sessions_apart(self):
+        a = self.page(1)[2]
+        b = self.page(1)[2]
+        self.assertNotEqual(a, b)
+        self.assertEqual(self.visits(self.page(2, a)[1]), 2)
+        self.assertEqual(self.visits(self.page(2, f"theme=dark; {b}; lang=en")[1]), 2)
+        self.assertEqual(self.visits(self.page(2, a)[1]), 3)
+
+    def test_made_up_cookie_gets_a_new_session(self):
+        made_up = "sid=00112233445566778899aabbccddeeff"
+        _, page, cookie = self.page(3, made_up)
+        self.assertIsNotNone(cookie)
+        self.assertNotEqual(cookie, made_up)
+        self.assertEqual(self.visits(page), 1)
+
+    def test_page_rows_files_and_head(self):
+        for k in [1, 4711, 100000]:
+            with self.subTest(k):
+                resp, page, _ = self.page(k)
+                self.assertEqual(resp.getheader("Content-Type"), "text/html; charset=utf-8")
+                self.assertEqual(resp.getheader("Cache-Control"), "no-store")
+                self.assertTrue(page.startswith("<!DOCTYPE html>"), page[:40])
+                self.assertIn(f"<title>Orders, page {k}</title>", page)
+                self.assertIn(f"<h1>Orders, page {k}</h1>", page)
+                self.assertIn('<form method="post" action="/app/logout">', page)
+                self.assertIn(f"<style>\n{self.css}</style>", page)
+                self.assertIn(f"<script>\n{self.js}</script>", page)
+                rows = app_rows(page)
+                self.assertEqual(len(rows), 52)
+                self.assertEqual(rows[2:], expected_items(k))
+                assert_escaped(self, page.split("<script>")[0])
+
+    def test_labels_escaped(self):
+        page = self.page(1)[1]
+        for markup in ["<b>", "a < b", "Tom & ", '"Quoted"']:
+            self.assertNotIn(markup, page)
+        self.assertIn("&lt;b&gt;bold", page)
+        self.assertIn("Tom &amp; Jerry", page)
+
+    def test_gzip_and_plain(self):
+        plain, plain_page, _ = self.page(12)
+        self.assertIsNone(plain.getheader("Content-Encoding"))
+        self.assertEqual(plain.getheader("Vary"), "Accept-Encoding")
+        self.assertEqual(plain.getheader("Content-Length"), str(len(plain.body)))
+        for ae in ["gzip", "deflate, gzip;q=0.5", "*"]:
+            with self.subTest(ae):
+                resp, page, _ = self.page(12, accept_encoding=ae)
+                self.assertEqual(resp.getheader("Content-Encoding"), "gzip")
+                self.assertEqual(resp.getheader("Vary"), "Accept-Encoding")
+                self.assertEqual(resp.getheader("Content-Length"), str(len(resp.body)))
+                self.assertLess(len(resp.body), len(plain.body))
+                self.assertEqual(app_rows(page)[2:], expected_items(12))
+                # The same page but for its session's creation time.
+                self.assertEqual(page.split("<td>since</td>")[0], plain_page.split("<td>since</td>")[0])
+        for ae in ["identity", "gzip;q=0", "br", "*;q=0"]:
+            with self.subTest(ae):
+                resp, page, _ = self.page(12, accept_encoding=ae)
+                self.assertIsNone(resp.getheader("Content-Encoding"))
+                self.assertEqual(app_rows(page)[2:], expected_items(12))
+
+    def test_concurrent_pages_on_one_session(self):
+        cookie = self.page(5)[2]
+        seen, errors = [], []
+
+        def browse():
+            conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+            try:
+                for _ in range(25):
+                    resp, page, again = self.page(5, cookie, "gzip", conn)
+                    if again is not None:
+                        errors.append(again)
+                    seen.append(self.visits(page))
+            except Exception as e:  # noqa: BLE001 - reported by the main thread
+                errors.append(e)
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=browse) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(sorted(seen), list(range(2, 202)))
+
+    def test_logout(self):
+        cookie = self.page(9)[2]
+        self.assertEqual(self.visits(self.page(9, cookie)[1]), 2)
+        out = self.request("POST", "/app/logout", {"Cookie": cookie, "Content-Length": "0"})
+        self.assertEqual(out.status, 200)
+        _, page, fresh = self.page(9, cookie)
+        self.assertEqual(self.visits(page), 1)
+        self.assertIsNotNone(fresh)
+        self.assertNotEqual(fresh, cookie)
+        # Without a cookie, or with a dead one: 200 all the same.
+        self.assertEqual(self.request("POST", "/app/logout", {"Content-Length": "0"}).status, 200)
+        self.assertEqual(self.request("POST", "/app/logout", {"Cookie": cookie, "Content-Length": "0"}).status, 200)
+        self.assertEqual(self.request("GET", "/app/logout").status, 405)
+
+    def test_bad_page_is_400_and_leaves_the_session(self):
+        cookie = self.page(2)[2]
+        for query in ["?page=0", "?page=100001", "?page=abc", "?page=", "", "?page=-1", "?page=1.5", "?page=%2B1",
+                      "?x=1"]:
+            with self.subTest(query):
+                resp = self.request("GET", f"/app{query}", {"Cookie": cookie})
+                self.assertEqual(resp.status, 400)
+                self.assertIsNone(resp.getheader("Set-Cookie"))
+        self.assertEqual(self.visits(self.page(2, cookie)[1]), 2)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,13 @@ import {
   parseRowQuery,
   poolSize,
   clampQueries,
+  formatCents,
+  parsePage,
   renderFortunes,
   renderRow,
+  sessionId,
+  SessionStore,
+  SESSION_IDLE_MS,
 } from '../server.js';
 
 const EXAMPLE = {
@@ -886,5 +891,244 @@ describe('json-comp', () => {
     ]) {
       assert.equal(chooseEncoding(header), want, String(header));
     }
+  });
+});
+
+describe('app', () => {
+  // The contract's LABEL list and files, read here rather than from the server.
+  const LABEL = [
+    "Tom & Jerry's cheese board",
+    '<b>bold</b> move of the week',
+    '"Quoted" goods, boxed',
+    "O'Brien's pick for winter",
+    'a < b > c, the ordered set',
+  ];
+  const contractFile = (name) => fs.readFile(new URL(`../../../contract/app/${name}`, import.meta.url), 'utf8');
+  let css;
+  let js;
+  let srv;
+  before(async () => {
+    css = await contractFile('app.css');
+    js = await contractFile('app.js');
+    srv = await start(undefined);
+  });
+  after(() => srv.stop());
+
+  /** GET /app?page=K with an optional cookie; the body decoded when gzipped. */
+  async function page(k, cookie, acceptEncoding) {
+    const headers = {};
+    if (cookie !== undefined) headers.Cookie = cookie;
+    if (acceptEncoding !== undefined) headers['Accept-Encoding'] = acceptEncoding;
+    const a = await raw(srv.port, 'GET', `/app?page=${k}`, headers);
+    const html = (a.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(a.body) : a.body).toString('utf8');
+    return { ...a, html };
+  }
+
+  /** The cookie's name=value from a Set-Cookie, or undefined when none was sent. */
+  function setCookie(a) {
+    const all = a.headers['set-cookie'];
+    if (all === undefined) return undefined;
+    assert.equal(all.length, 1, 'one Set-Cookie');
+    return all[0].split(';')[0];
+  }
+
+  /** A cell's text with its character references decoded; a raw < or a bare & fails. */
+  function cellText(raw) {
+    assert.ok(!raw.includes('<'), `raw < in ${raw}`);
+    return raw
+      .replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);|&/gi, (m, ref) => {
+        assert.ok(ref !== undefined, `bare & in ${raw}`);
+        if (ref[0] === '#') {
+          const hex = ref[1] === 'x' || ref[1] === 'X';
+          return String.fromCodePoint(hex ? parseInt(ref.slice(2), 16) : Number(ref.slice(1)));
+        }
+        const named = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[ref];
+        assert.ok(named !== undefined, `unknown reference ${m}`);
+        return named;
+      })
+      .trim();
+  }
+
+  /** The page's <tr>s of <td> cells, each an array of cell texts. */
+  function rows(html) {
+    return [...html.matchAll(/<tr>(.*?)<\/tr>/gs)]
+      .map((m) => [...m[1].matchAll(/<td>(.*?)<\/td>/gs)].map((c) => cellText(c[1])))
+      .filter((cells) => cells.length > 0);
+  }
+
+  const visitsOf = (a) => Number(rows(a.html)[0][1]);
+
+  /** Page K's item rows from the contract's formula (toFixed as an independent check of the formatting). */
+  function expectedItems(k) {
+    const out = [];
+    for (let i = 1; i <= 50; i++) {
+      const q = ((k * 7 + i * 13) % 100) + 1;
+      const c = (k * 7919 + i * 104729) % 100000;
+      out.push([
+        String((k - 1) * 50 + i),
+        `${LABEL[(k + i) % 5]}, no. ${k}.${i}`,
+        String(q),
+        (c / 100).toFixed(2),
+        ((q * c) / 100).toFixed(2),
+      ]);
+    }
+    return out;
+  }
+
+  test("a session's visits go 1, 2, 3 with one Set-Cookie, since fixed", async () => {
+    const before = Date.now();
+    const first = await page(7);
+    assert.equal(first.status, 200);
+    const cookie = setCookie(first);
+    assert.match(cookie, /^sid=[0-9a-f]{32}$/);
+    assert.match(first.headers['set-cookie'][0], /; Path=\/; HttpOnly$/);
+    const [[, visits], [, since]] = rows(first.html);
+    assert.equal(visits, '1');
+    assert.ok(Number(since) >= before && Number(since) <= Date.now(), since);
+    for (const want of ['2', '3']) {
+      const a = await page(7, cookie);
+      assert.equal(setCookie(a), undefined);
+      assert.deepEqual(rows(a.html).slice(0, 2), [['visits', want], ['since', since]]);
+    }
+  });
+
+  test('two sessions count apart; other cookies are ignored', async () => {
+    const a = setCookie(await page(1));
+    const b = setCookie(await page(1));
+    assert.notEqual(a, b);
+    assert.equal(visitsOf(await page(2, a)), 2);
+    assert.equal(visitsOf(await page(2, `theme=dark; ${b}; lang=en`)), 2);
+    assert.equal(visitsOf(await page(2, a)), 3);
+  });
+
+  test('a made-up cookie gets a new session and a new id', async () => {
+    const madeUp = 'sid=00112233445566778899aabbccddeeff';
+    const a = await page(3, madeUp);
+    const cookie = setCookie(a);
+    assert.ok(cookie !== undefined && cookie !== madeUp);
+    assert.equal(visitsOf(a), 1);
+  });
+
+  for (const k of [1, 4711, 100000]) {
+    test(`page ${k}: head, the formula's rows escaped, the stylesheet and script byte for byte`, async () => {
+      const a = await page(k);
+      assert.equal(a.status, 200);
+      assert.equal(a.headers['content-type'], 'text/html; charset=utf-8');
+      assert.equal(a.headers['cache-control'], 'no-store');
+      assert.ok(a.html.startsWith('<!DOCTYPE html>'), a.html.slice(0, 40));
+      assert.ok(a.html.includes(`<title>Orders, page ${k}</title>`));
+      assert.ok(a.html.includes(`<h1>Orders, page ${k}</h1>`));
+      assert.ok(a.html.includes('<form method="post" action="/app/logout">'));
+      assert.ok(a.html.includes(`<style>\n${css}</style>`), 'app.css');
+      assert.ok(a.html.includes(`<script>\n${js}</script>`), 'app.js');
+      const all = rows(a.html);
+      assert.equal(all.length, 52);
+      assert.deepEqual(all.slice(2), expectedItems(k));
+    });
+  }
+
+  test('the labels are escaped in the HTML itself', async () => {
+    const { html } = await page(1);
+    for (const raw of ['<b>', 'a < b', 'Tom & ', '"Quoted"']) assert.ok(!html.includes(raw), raw);
+    assert.ok(html.includes('&lt;b&gt;bold'));
+    assert.ok(html.includes('Tom &amp; Jerry'));
+    assert.ok(html.includes('a &lt; b &gt; c'));
+  });
+
+  test('gzip when Accept-Encoding allows it, plain otherwise, Vary always', async () => {
+    const plain = await page(12);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.headers.vary, 'Accept-Encoding');
+    assert.equal(plain.headers['content-length'], String(plain.body.length));
+    for (const ae of ['gzip', 'deflate, gzip;q=0.5', '*']) {
+      const a = await page(12, undefined, ae);
+      assert.equal(a.headers['content-encoding'], 'gzip', ae);
+      assert.equal(a.headers.vary, 'Accept-Encoding');
+      assert.equal(a.headers['content-length'], String(a.body.length));
+      assert.ok(a.body.length < plain.body.length);
+      assert.deepEqual(rows(a.html).slice(2), expectedItems(12));
+      assert.equal(a.html.replace(/<td>\d{13}<\/td>/, ''), plain.html.replace(/<td>\d{13}<\/td>/, ''));
+    }
+    for (const ae of ['identity', 'gzip;q=0', 'br', '*;q=0']) {
+      const a = await page(12, undefined, ae);
+      assert.equal(a.headers['content-encoding'], undefined, ae);
+      assert.deepEqual(rows(a.html).slice(2), expectedItems(12));
+    }
+  });
+
+  test('8 connections x 25 pages on one session: visits 2..201, each once', async () => {
+    const cookie = setCookie(await page(5));
+    const seen = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let n = 0; n < 25; n++) {
+          const a = await page(5, cookie, 'gzip');
+          assert.equal(a.status, 200);
+          assert.equal(setCookie(a), undefined);
+          seen.push(visitsOf(a));
+        }
+      }),
+    );
+    seen.sort((x, y) => x - y);
+    assert.deepEqual(seen, Array.from({ length: 200 }, (_, i) => i + 2));
+  });
+
+  test('logout ends the session; the old cookie then gets a new one', async () => {
+    const cookie = setCookie(await page(9));
+    assert.equal(visitsOf(await page(9, cookie)), 2);
+    const out = await raw(srv.port, 'POST', '/app/logout', { Cookie: cookie, 'Content-Length': '0' });
+    assert.equal(out.status, 200);
+    const again = await page(9, cookie);
+    assert.equal(visitsOf(again), 1);
+    const fresh = setCookie(again);
+    assert.ok(fresh !== undefined && fresh !== cookie);
+    // Without a cookie, or with a dead one: 200 all the same.
+    assert.equal((await raw(srv.port, 'POST', '/app/logout', { 'Content-Length': '0' })).status, 200);
+    assert.equal((await raw(srv.port, 'POST', '/app/logout', { Cookie: cookie, 'Content-Length': '0' })).status, 200);
+    assert.equal((await raw(srv.port, 'GET', '/app/logout')).status, 405);
+  });
+
+  test('a bad page is 400 and leaves the session untouched', async () => {
+    const cookie = setCookie(await page(2));
+    const bad = ['?page=0', '?page=100001', '?page=abc', '?page=', '', '?page=-1', '?page=1.5', '?page=%2B1', '?x=1'];
+    for (const q of bad) {
+      const a = await raw(srv.port, 'GET', `/app${q}`, { Cookie: cookie });
+      assert.equal(a.status, 400, q);
+      assert.equal(a.headers['set-cookie'], undefined, q);
+    }
+    assert.equal(visitsOf(await page(2, cookie)), 2);
+  });
+
+  test('parsePage, sessionId, formatCents', () => {
+    for (const [q, want] of [
+      ['page=1', 1],
+      ['page=100000', 100000],
+      ['page=007', 7],
+      ['page=100001', null],
+      ['page=0', null],
+      ['page=', null],
+      ['', null],
+      ['page=1e3', null],
+      ['page=' + '9'.repeat(400), null],
+    ]) {
+      assert.equal(parsePage(new URLSearchParams(q)), want, q);
+    }
+    assert.equal(sessionId(undefined), null);
+    assert.equal(sessionId('a=1; sid=abc ;b=2'), 'abc');
+    assert.equal(sessionId('xsid=abc'), null);
+    for (const [c, want] of [[0, '0.00'], [5, '0.05'], [99999, '999.99'], [9999900, '99999.00'], [1200, '12.00']]) {
+      assert.equal(formatCents(c), want);
+    }
+  });
+
+  test('sessions idle past 10 minutes are swept, not sooner', () => {
+    const store = new SessionStore();
+    const { id } = store.open(null, 0);
+    store.sweep(SESSION_IDLE_MS);
+    assert.equal(store.open(id, SESSION_IDLE_MS).created, false);
+    store.sweep(2 * SESSION_IDLE_MS + 1);
+    const again = store.open(id, 2 * SESSION_IDLE_MS + 1);
+    assert.equal(again.created, true);
+    assert.notEqual(again.id, id);
   });
 });
