@@ -2,6 +2,10 @@
 //
 // HOST and PORT (defaults 127.0.0.1 and 1234) say where to listen; THREADS
 // how many threads run the one io_context (default: one per online CPU).
+// HEADERS says how requests are read: "all" (the default), Beast's usual
+// http::request_parser, every header field stored in http::fields; or
+// "needed", a parser that keeps only the method, target, version and body
+// (seed 000's comparison of full and needed-only header parsing).
 // An optional argument "0" or "1" makes "/" answer as /blank or /work.
 // SIGTERM (or SIGINT) stops the io_context and the process exits 0.
 #include "server.hpp"
@@ -70,6 +74,14 @@ int main(int argc, char** argv) {
         if (threads < 1) threads = 1;
     }
 
+    nb::header_mode headers = nb::header_mode::all;
+    if (const std::string h = getenv_or("HEADERS", "all"); h == "needed") {
+        headers = nb::header_mode::needed;
+    } else if (h != "all") {
+        std::cerr << "server: bad HEADERS \"" << h << "\" (all or needed)\n";
+        return 2;
+    }
+
     try {
         boost::system::error_code ec;
         const auto address = net::ip::make_address(host, ec);
@@ -81,7 +93,7 @@ int main(int argc, char** argv) {
         // The concurrency hint tells Asio how many threads will run it (1
         // lets it skip locking).
         net::io_context ioc{static_cast<int>(threads)};
-        auto l = nb::start_listener(ioc, {address, static_cast<unsigned short>(port)}, mode);
+        auto l = nb::start_listener(ioc, {address, static_cast<unsigned short>(port)}, mode, headers);
 
         net::signal_set signals(ioc, SIGTERM, SIGINT);
         signals.async_wait([&ioc](const boost::system::error_code&, int) { ioc.stop(); });

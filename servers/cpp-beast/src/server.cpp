@@ -38,9 +38,12 @@ void text(response& res, http::status status, std::string_view body) {
     res.body().assign(body.data(), body.size());
 }
 
-}  // namespace
-
-void handle_request(const request& req, response& res, root_mode mode) {
+// The routes. Req is a request as either parser gives it: http::request
+// (HEADERS=all) or needed_parser (HEADERS=needed), each with method(),
+// target(), version(), keep_alive() and body(), so both modes answer
+// through this one code and their answers cannot drift apart.
+template <class Req>
+void route(const Req& req, response& res, root_mode mode) {
     res.version(req.version() == 10 ? 10 : 11);
     res.keep_alive(req.keep_alive());
 
@@ -83,18 +86,105 @@ void handle_request(const request& req, response& res, root_mode mode) {
     res.prepare_payload();  // Content-Length
 }
 
+}  // namespace
+
+void handle_request(const request& req, response& res, root_mode mode) { route(req, res, mode); }
+
 namespace {
+
+// HEADERS=needed: a request parser that keeps only what route() reads.
+// http::request_parser stores every field in the message's http::fields (a
+// copy and an index entry each, most of them never looked at); this one
+// drops every field as it is parsed, as a server that parses only the
+// headers it needs would. Framing and keep-alive lose nothing: basic_parser
+// itself reads Content-Length, Transfer-Encoding and Connection before it
+// calls on_field_impl, refuses conflicting ones and enforces the body
+// limit, so the same requests are accepted, refused, delimited and kept
+// alive as with request_parser, and answered the same.
+class needed_parser : public http::basic_parser<true> {
+public:
+    http::verb method() const { return method_; }
+    beast::string_view target() const { return target_; }
+    unsigned version() const { return version_; }
+    const std::string& body() const { return body_; }
+    // keep_alive() is basic_parser's own, from the version and Connection.
+
+private:
+    void on_request_impl(http::verb method, beast::string_view, beast::string_view target,
+                         int version, beast::error_code&) override {
+        // An unknown method stays verb::unknown, which every route answers
+        // 405, as it does request_parser's message.
+        method_ = method;
+        // Copied: the target points into the read buffer, which the reads
+        // of the rest of the request may move.
+        target_.assign(target.data(), target.size());
+        version_ = static_cast<unsigned>(version);
+    }
+
+    // Never called: this is a request parser.
+    void on_response_impl(int, beast::string_view, int, beast::error_code&) override {}
+
+    // The point of this parser: a field costs nothing past basic_parser's
+    // own parsing of it.
+    void on_field_impl(http::field, beast::string_view, beast::string_view,
+                       beast::error_code&) override {}
+
+    void on_header_impl(beast::error_code&) override {}
+
+    void on_body_init_impl(const boost::optional<std::uint64_t>& length,
+                           beast::error_code&) override {
+        // As string_body's reader does: reserve a known length (basic_parser
+        // has already refused one over the body limit).
+        if (length) body_.reserve(static_cast<std::size_t>(*length));
+    }
+
+    std::size_t on_body_impl(beast::string_view body, beast::error_code&) override {
+        body_.append(body.data(), body.size());
+        return body.size();
+    }
+
+    // basic_parser checks each chunk's size against the body limit itself.
+    // Chunk extensions are dropped, as request_parser drops them; trailer
+    // fields come through on_field_impl, which request_parser stores with
+    // the header's and this one drops.
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body,
+                                   beast::error_code& ec) override {
+        return on_body_impl(body, ec);
+    }
+
+    void on_finish_impl(beast::error_code&) override {}
+
+    http::verb method_ = http::verb::unknown;
+    std::string target_;
+    unsigned version_ = 11;
+    std::string body_;
+};
+
+// HEADERS=all: the message request_parser built, moved out as it always was.
+void answer(http::request_parser<http::string_body>& parser, response& res, root_mode mode) {
+    const request req = parser.release();
+    handle_request(req, res, mode);
+}
+
+// HEADERS=needed: the parser itself holds what the routes read.
+void answer(needed_parser& parser, response& res, root_mode mode) { route(parser, res, mode); }
 
 // One connection: read a request, answer it, and again while keep-alive.
 // The socket lives on its own strand, so with several threads running the
-// io_context the session's handlers never run concurrently.
-class session : public std::enable_shared_from_this<session> {
+// io_context the session's handlers never run concurrently. Parser is how
+// requests are read: http::request_parser<http::string_body> (HEADERS=all)
+// or needed_parser. A template rather than a branch per request, so each
+// mode runs only its own parser's code.
+template <class Parser>
+class session : public std::enable_shared_from_this<session<Parser>> {
 public:
     session(tcp::socket&& socket, root_mode mode) : stream_(std::move(socket)), mode_(mode) {}
 
     void run() {
         net::dispatch(stream_.get_executor(),
-                      beast::bind_front_handler(&session::do_read, shared_from_this()));
+                      beast::bind_front_handler(&session::do_read, this->shared_from_this()));
     }
 
 private:
@@ -103,7 +193,7 @@ private:
         parser_->body_limit(kBodyLimit);
         stream_.expires_after(kTimeout);
         http::async_read(stream_, buffer_, *parser_,
-                         beast::bind_front_handler(&session::on_read, shared_from_this()));
+                         beast::bind_front_handler(&session::on_read, this->shared_from_this()));
     }
 
     void on_read(beast::error_code ec, std::size_t) {
@@ -118,9 +208,8 @@ private:
                 return reply_error(http::status::bad_request, "bad request");
             return;
         }
-        const request req = parser_->release();
         res_ = response{};
-        handle_request(req, res_, mode_);
+        answer(*parser_, res_, mode_);
         do_write();
     }
 
@@ -136,7 +225,7 @@ private:
     void do_write() {
         close_after_write_ = res_.need_eof();
         http::async_write(stream_, res_,
-                          beast::bind_front_handler(&session::on_write, shared_from_this()));
+                          beast::bind_front_handler(&session::on_write, this->shared_from_this()));
     }
 
     void on_write(beast::error_code ec, std::size_t) {
@@ -152,7 +241,7 @@ private:
 
     beast::tcp_stream stream_;
     beast::flat_buffer buffer_;
-    std::optional<http::request_parser<http::string_body>> parser_;
+    std::optional<Parser> parser_;  // a fresh one per request, as Beast requires
     response res_;
     root_mode mode_;
     bool close_after_write_ = false;
@@ -162,8 +251,9 @@ private:
 
 class listener : public std::enable_shared_from_this<listener> {
 public:
-    listener(net::io_context& ioc, const tcp::endpoint& endpoint, root_mode mode)
-        : ioc_(ioc), acceptor_(net::make_strand(ioc)), mode_(mode) {
+    listener(net::io_context& ioc, const tcp::endpoint& endpoint, root_mode mode,
+             header_mode headers)
+        : ioc_(ioc), acceptor_(net::make_strand(ioc)), mode_(mode), headers_(headers) {
         acceptor_.open(endpoint.protocol());
         acceptor_.set_option(net::socket_base::reuse_address(true));
         acceptor_.bind(endpoint);
@@ -185,8 +275,12 @@ private:
         if (ec == net::error::operation_aborted) return;  // shutting down
         if (ec) {
             std::cerr << "accept: " << ec.message() << "\n";  // e.g. EMFILE; keep accepting
+        } else if (headers_ == header_mode::needed) {
+            std::make_shared<session<needed_parser>>(std::move(socket), mode_)->run();
         } else {
-            std::make_shared<session>(std::move(socket), mode_)->run();
+            std::make_shared<session<http::request_parser<http::string_body>>>(std::move(socket),
+                                                                              mode_)
+                ->run();
         }
         do_accept();
     }
@@ -194,11 +288,12 @@ private:
     net::io_context& ioc_;
     tcp::acceptor acceptor_;
     root_mode mode_;
+    header_mode headers_;
 };
 
 std::shared_ptr<listener> start_listener(net::io_context& ioc, const tcp::endpoint& endpoint,
-                                         root_mode mode) {
-    auto l = std::make_shared<listener>(ioc, endpoint, mode);
+                                         root_mode mode, header_mode headers) {
+    auto l = std::make_shared<listener>(ioc, endpoint, mode, headers);
     l->run();
     return l;
 }

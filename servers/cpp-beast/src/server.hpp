@@ -15,6 +15,12 @@ namespace nb {
 // NetBenchmarks suite.
 enum class root_mode { none, blank, work };
 
+// How requests are read (HEADERS at start-up): all, Beast's usual
+// http::request_parser storing every field in http::fields (the default);
+// or needed, a parser on http::basic_parser<true> that keeps only the
+// method, target, version and body (seed 000's "parse only what you need").
+enum class header_mode { all, needed };
+
 // Request bodies over this are answered 413 (the contract allows it).
 constexpr std::uint64_t kBodyLimit = 1 << 20;
 
@@ -25,11 +31,13 @@ using response = boost::beast::http::response<boost::beast::http::string_body>;
 void handle_request(const request& req, response& res, root_mode mode);
 
 // Opens, binds and listens on endpoint (throws boost::system::system_error),
-// then accepts connections on ioc, each served by its own session.
+// then accepts connections on ioc, each served by its own session whose
+// requests are read as headers says.
 class listener;
 std::shared_ptr<listener> start_listener(boost::asio::io_context& ioc,
                                          const boost::asio::ip::tcp::endpoint& endpoint,
-                                         root_mode mode);
+                                         root_mode mode,
+                                         header_mode headers = header_mode::all);
 // The address the listener is bound to (for a port 0 endpoint in tests).
 boost::asio::ip::tcp::endpoint local_endpoint(const listener& l);
 

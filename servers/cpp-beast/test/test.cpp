@@ -1,6 +1,7 @@
 // Tests of the cpp-beast server: the date parser, the /work computation
 // against contract/fixtures, and the HTTP server itself (in-process, on a
-// free port of 127.0.0.1). Usage: bin/test FIXTURES_DIR. Exits 1 on failure.
+// free port of 127.0.0.1), once with each way of reading requests (HEADERS
+// all and needed). Usage: bin/test FIXTURES_DIR. Exits 1 on failure.
 #include "server.hpp"
 #include "work.hpp"
 
@@ -24,14 +25,15 @@ using json = nlohmann::json;
 
 static int failures = 0;
 static int checks = 0;
+static std::string context;  // named in each failure: which parser the HTTP tests ran on
 
 #define CHECK(cond, what)                                                        \
     do {                                                                         \
         ++checks;                                                                \
         if (!(cond)) {                                                           \
             ++failures;                                                          \
-            std::cerr << "FAIL " << __FILE__ << ":" << __LINE__ << ": " << what \
-                      << "  [" #cond "]\n";                                      \
+            std::cerr << "FAIL " << __FILE__ << ":" << __LINE__ << context       \
+                      << ": " << what << "  [" #cond "]\n";                      \
         }                                                                        \
     } while (0)
 
@@ -187,11 +189,20 @@ static bool is_work_answer(const http::response<http::string_body>& r) {
            json::parse(r.body(), nullptr, false) == kAnswer;
 }
 
-static void test_http() {
+static std::string hex(std::size_t n) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%zx", n);
+    return buf;
+}
+
+// Every HTTP test runs once per header mode: both parsers must give the
+// same answers, the same framing and the same keep-alive.
+static void test_http(nb::header_mode headers) {
     net::io_context server_ioc{2};
-    auto l0 = nb::start_listener(server_ioc, {net::ip::make_address("127.0.0.1"), 0}, nb::root_mode::none);
-    auto l1 = nb::start_listener(server_ioc, {net::ip::make_address("127.0.0.1"), 0}, nb::root_mode::work);
-    auto l2 = nb::start_listener(server_ioc, {net::ip::make_address("127.0.0.1"), 0}, nb::root_mode::blank);
+    const auto any = [] { return tcp::endpoint{net::ip::make_address("127.0.0.1"), 0}; };
+    auto l0 = nb::start_listener(server_ioc, any(), nb::root_mode::none, headers);
+    auto l1 = nb::start_listener(server_ioc, any(), nb::root_mode::work, headers);
+    auto l2 = nb::start_listener(server_ioc, any(), nb::root_mode::blank, headers);
     std::vector<std::thread> threads;
     for (int i = 0; i < 2; ++i) threads.emplace_back([&] { server_ioc.run(); });
 
@@ -248,6 +259,97 @@ static void test_http() {
         CHECK(c.closed_by_peer(), "connection closed after Connection: close");
     }
     {
+        // Many header fields (a browser's, cookies, 40 more): the answers
+        // are the same whether they are stored or dropped, and the
+        // Content-Length among them still frames the body.
+        std::string fields =
+            "Host: t\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0\r\n"
+            "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\n"
+            "Accept-Language: en-GB,en;q=0.5\r\nAccept-Encoding: gzip, deflate, br\r\n"
+            "Cookie: session=0123456789abcdef; theme=dark; consent=yes\r\nReferer: http://t/\r\n"
+            "Cache-Control: no-cache\r\nPragma: no-cache\r\nDNT: 1\r\nUpgrade-Insecure-Requests: 1\r\n";
+        for (int i = 0; i < 40; ++i)
+            fields += "X-Filler-" + std::to_string(i) + ": " + std::string(40, char('a' + i % 26)) + "\r\n";
+        const std::string doc = kDoc;
+        client c(ioc, nb::local_endpoint(*l0));
+        for (int i = 0; i < 3; ++i) {
+            auto r = c.roundtrip("POST /work HTTP/1.1\r\n" + fields + "Content-Type: application/json\r\nContent-Length: " +
+                                 std::to_string(doc.size()) + "\r\n\r\n" + doc);
+            CHECK(is_work_answer(r) && r.keep_alive(), "work with many headers, request " << i << ": " << r);
+            r = c.roundtrip("GET /echo/many HTTP/1.1\r\n" + fields + "\r\n");
+            CHECK(r.result_int() == 200 && r.body() == "many", "echo with many headers, request " << i << ": " << r);
+        }
+        auto r = c.roundtrip("GET /blank HTTP/1.1\r\n" + fields + "Connection: close\r\n\r\n");
+        CHECK(r.result_int() == 200 && !r.keep_alive(), "Connection: close after many headers: " << r);
+        CHECK(c.closed_by_peer(), "closed after many headers and Connection: close");
+    }
+    {
+        // A chunked body with a chunk extension and a trailer field, then
+        // the next request on the same connection.
+        const std::string doc = kDoc;
+        const std::string a = doc.substr(0, 7), b = doc.substr(7, 100), d = doc.substr(107);
+        client c(ioc, nb::local_endpoint(*l0));
+        auto r = c.roundtrip("POST /work HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n" +
+                             hex(a.size()) + ";ext=1\r\n" + a + "\r\n" + hex(b.size()) + "\r\n" + b + "\r\n" +
+                             hex(d.size()) + "\r\n" + d + "\r\n0\r\nX-Sum: 42\r\n\r\n");
+        CHECK(is_work_answer(r) && r.keep_alive(), "chunked body with extension and trailer: " << r);
+        CHECK(c.roundtrip(get("/blank")).body() == "OK", "request after a chunked one");
+    }
+    {
+        // HTTP/1.0 with Connection: keep-alive stays open; keep-alive and
+        // close spelled in any case, close winning.
+        client c(ioc, nb::local_endpoint(*l0));
+        auto r = c.roundtrip("GET /blank HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n");
+        CHECK(r.result_int() == 200 && r.keep_alive() && r.version() == 10, "HTTP/1.0 keep-alive: " << r);
+        r = c.roundtrip("GET /echo/again HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        CHECK(r.body() == "again" && r.keep_alive(), "HTTP/1.0 keep-alive, second request: " << r);
+        r = c.roundtrip("GET /blank HTTP/1.1\r\nHost: t\r\nConnection: keep-alive, CLOSE\r\n\r\n");
+        CHECK(r.result_int() == 200 && !r.keep_alive(), "Connection: keep-alive, CLOSE: " << r);
+        CHECK(c.closed_by_peer(), "closed after Connection: keep-alive, CLOSE");
+    }
+    {
+        // A body of exactly the limit (the document padded with spaces) is
+        // read and answered.
+        std::string doc = kDoc;
+        doc.resize(nb::kBodyLimit, ' ');
+        client c(ioc, nb::local_endpoint(*l0));
+        CHECK(is_work_answer(c.roundtrip(post("/work", doc))), "body of exactly 1 MiB");
+    }
+    {
+        // A chunked body that goes over the limit: 512 KiB sent, then a
+        // chunk that would pass 1 MiB is refused from its size alone.
+        client c(ioc, nb::local_endpoint(*l0));
+        const std::size_t half = nb::kBodyLimit / 2;
+        c.send("POST /work HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + hex(half) + "\r\n" +
+               std::string(half, ' ') + "\r\n" + hex(half + 1) + "\r\n");
+        const auto r = c.read();
+        CHECK(r.result_int() == 413 && !r.keep_alive(), "chunked body over the limit: " << r.result_int());
+    }
+    {
+        // Framing the parser must refuse whichever way it keeps fields: 400.
+        const char* bad[] = {
+            "POST /work HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST /work HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            "POST /work HTTP/1.1\r\nHost: t\r\nContent-Length: 5x\r\n\r\nhello",
+            "GET /blank HTTP/1.1\r\nHost: t\r\nBad Name: x\r\n\r\n",
+        };
+        for (const char* raw : bad) {
+            client c(ioc, nb::local_endpoint(*l0));
+            CHECK(c.roundtrip(raw).result_int() == 400, "bad framing answered 400: " << raw);
+        }
+        // A header over Beast's 8 KiB limit: 400 too.
+        client c(ioc, nb::local_endpoint(*l0));
+        CHECK(c.roundtrip(get("/blank", "X-Big: " + std::string(9000, 'x') + "\r\n")).result_int() == 400,
+              "header over 8 KiB");
+    }
+    {
+        // A method Beast does not know is kept as unknown and answered 405.
+        client c(ioc, nb::local_endpoint(*l0));
+        auto r = c.roundtrip("BREW /blank HTTP/1.1\r\nHost: t\r\n\r\n");
+        CHECK(r.result_int() == 405 && r[http::field::allow] == "GET", "unknown method: " << r);
+        CHECK(c.roundtrip(get("/blank")).body() == "OK", "request after an unknown method");
+    }
+    {
         // HTTP/1.0 without keep-alive: answered, then closed.
         client c(ioc, nb::local_endpoint(*l0));
         auto r = c.roundtrip("GET /blank HTTP/1.0\r\n\r\n");
@@ -288,7 +390,13 @@ int main(int argc, char** argv) {
     }
     test_dates();
     test_fixtures(argv[1]);
-    test_http();
+    for (const auto headers : {nb::header_mode::all, nb::header_mode::needed}) {
+        context = headers == nb::header_mode::all ? " (HEADERS=all)" : " (HEADERS=needed)";
+        const int before = checks;
+        test_http(headers);
+        std::cout << "http" << context << ": " << checks - before << " checks\n";
+    }
+    context.clear();
     std::cout << checks << " checks, " << failures << " failed\n";
     return failures ? 1 : 0;
 }
