@@ -115,6 +115,14 @@ pub enum BodyExpect {
     /// values are right is the connection's session to say (`session.rs`);
     /// alone, any whole numbers pass.
     AppPage(AppPage),
+    /// A gRPC answer (over HTTP/2): one length-prefixed message (a flag
+    /// byte of 0, its length in 4 bytes, the message) that is the same
+    /// message as `message` by `same`, the caller's comparison of two
+    /// encodings (protobuf's encodings of one message may differ).
+    Grpc {
+        message: Vec<u8>,
+        same: fn(&[u8], &[u8]) -> bool,
+    },
 }
 
 /// What a World row's `randomNumber` must be.
@@ -200,6 +208,9 @@ impl BodyExpect {
                 let files: usize = page.verbatim.iter().map(Vec::len).sum();
                 (text * 8 + files * 2).max(JSON_BODY_CAP)
             }
+            // Another encoder may spell the message longer (defaults
+            // written, fields packed or not).
+            BodyExpect::Grpc { message, .. } => (message.len() * 4 + 5).max(JSON_BODY_CAP),
         }
     }
 
@@ -219,6 +230,9 @@ impl BodyExpect {
                 world_rows_problem(body, *count, *value).is_none()
             }
             BodyExpect::AppPage(page) => read_app_page(body, page, &mut Vec::new()).is_ok(),
+            BodyExpect::Grpc { message, same } => {
+                grpc_message(body).is_some_and(|got| same(got, message))
+            }
         }
     }
 }
@@ -251,6 +265,15 @@ fn json_equal(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// The message of a gRPC body holding exactly one uncompressed
+/// length-prefixed message (gRPC over HTTP/2, "Length-Prefixed-Message").
+pub fn grpc_message(body: &[u8]) -> Option<&[u8]> {
+    let (&flag, rest) = body.split_first()?;
+    let len = u32::from_be_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+    let message = &rest[4..];
+    (flag == 0 && message.len() == len).then_some(message)
 }
 
 /// Whether a Content-Type header value satisfies the expected one.

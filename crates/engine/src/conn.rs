@@ -5,8 +5,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 
-use crate::app_page::{read_app_page, PageSession};
-use crate::check::{content_type_matches, BodyExpect, Coding, Expect, CODED_BODY_CAP};
+use crate::answer::{AnswerBody, AnswerHead};
 use crate::error_kind::ErrorKind;
 use crate::parse::{parse_head, ChunkedDecoder, Framing};
 use crate::plan::ConnPlan;
@@ -36,59 +35,6 @@ pub(crate) trait AnswerSink {
     fn answer(&mut self, req: &InFlight, outcome: Result<(), ErrorKind>, now: u64);
 }
 
-/// Where an answer's body goes as it arrives: compared with the exact bytes
-/// expected (nothing copied), kept up to `limit` for the check at its end,
-/// or nowhere.
-struct BodyTaken<'a> {
-    kept: &'a mut Vec<u8>,
-    over: &'a mut bool,
-    at: &'a mut usize,
-    limit: usize,
-    want: Option<&'a [u8]>,
-}
-
-impl BodyTaken<'_> {
-    fn take(&mut self, data: &[u8]) {
-        if *self.over {
-            return;
-        }
-        if let Some(want) = self.want {
-            let end = *self.at + data.len();
-            if want.get(*self.at..end) != Some(data) {
-                *self.over = true;
-            }
-            *self.at = end;
-            return;
-        }
-        if self.limit == 0 {
-            return;
-        }
-        if self.kept.len() + data.len() > self.limit {
-            *self.over = true;
-            self.kept.clear();
-            return;
-        }
-        self.kept.extend_from_slice(data);
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct AnswerHead {
-    status: u16,
-    content_type_ok: bool,
-    close: bool,
-    /// How much of the body the check needs kept; 0 when it needs none.
-    keep_limit: usize,
-    /// The body is compared as it arrives with the exact bytes expected.
-    exact: bool,
-    /// The coding the answer must come in (its body is then kept, coded,
-    /// and checked once decoded), and whether its header says so.
-    coding: Coding,
-    coding_ok: bool,
-    /// The answer said `Content-Encoding: br`.
-    brotli: bool,
-}
-
 #[derive(Debug)]
 enum BodyState {
     Length(u64),
@@ -99,7 +45,12 @@ enum BodyState {
 #[derive(Debug)]
 enum ReadState {
     Head,
-    Body { head: AnswerHead, body: BodyState },
+    Body {
+        head: AnswerHead,
+        /// The server closes the connection after this answer.
+        close: bool,
+        body: BodyState,
+    },
 }
 
 #[derive(Debug)]
@@ -109,14 +60,8 @@ pub(crate) struct Conn {
     out: Outbox,
     /// Input that did not yet make a whole response head.
     pending: Vec<u8>,
-    /// The body so far, kept only when the answer's check needs it, and only
-    /// up to what the check can use.
-    body: Vec<u8>,
-    /// The body ran past what the check keeps, or differed from the exact
-    /// bytes expected: it cannot match.
-    body_over: bool,
-    /// Body bytes compared so far with the exact bytes expected.
-    body_at: usize,
+    /// The body of the answer under way, as its check takes it.
+    body: AnswerBody,
     state: ReadState,
     /// The server announced it closes after the last answer.
     close_after: bool,
@@ -131,9 +76,7 @@ impl Conn {
             inflight: VecDeque::with_capacity(pipeline),
             out: Outbox::default(),
             pending: Vec::new(),
-            body: Vec::new(),
-            body_over: false,
-            body_at: 0,
+            body: AnswerBody::default(),
             state: ReadState::Head,
             close_after: false,
             session: None,
@@ -225,11 +168,12 @@ impl Conn {
         // A body without a length ends exactly here.
         if let ReadState::Body {
             head,
+            close,
             body: BodyState::UntilClose,
         } = self.state
         {
             self.state = ReadState::Head;
-            self.finish(head, plan, now, sink);
+            self.finish(head, close, plan, now, sink);
         }
         ReadOutcome::Eof
     }
@@ -248,9 +192,7 @@ impl Conn {
         debug_assert!(self.inflight.is_empty());
         self.out.clear();
         self.pending.clear();
-        self.body.clear();
-        self.body_over = false;
-        self.body_at = 0;
+        self.body.start();
         self.state = ReadState::Head;
         self.close_after = false;
         // A new socket is a new browser visit: its first page makes a new
@@ -325,77 +267,63 @@ impl Conn {
                     if let Some(session) = self.session.as_deref_mut() {
                         session.on_head(head.set_cookie, head.set_cookies);
                     }
-                    let answer = AnswerHead {
-                        status: head.status,
-                        content_type_ok: match &template.expect.content_type {
-                            None => true,
-                            Some(want) => head
-                                .content_type
-                                .is_some_and(|ct| content_type_matches(want, ct)),
-                        },
-                        close: head.close,
-                        keep_limit: match template.expect.coding {
-                            Coding::Any => template.expect.body.keep_limit(),
-                            _ => CODED_BODY_CAP,
-                        },
-                        exact: template.expect.coding == Coding::Any
-                            && matches!(template.expect.body, BodyExpect::Exact(_)),
-                        coding: template.expect.coding,
-                        coding_ok: template.expect.coding.matches(head.content_encoding),
-                        brotli: crate::check::is_brotli(head.content_encoding),
-                    };
-                    self.body.clear();
-                    self.body_over = false;
-                    self.body_at = 0;
+                    let answer = AnswerHead::new(
+                        head.status,
+                        head.content_type,
+                        head.content_encoding,
+                        &template.expect,
+                    );
+                    let close = head.close;
+                    self.body.start();
                     let body = match head.framing {
                         Framing::Empty => {
-                            self.finish(answer, plan, now, sink);
+                            self.finish(answer, close, plan, now, sink);
                             continue;
                         }
                         Framing::ContentLength(n) => BodyState::Length(n),
                         Framing::Chunked => BodyState::Chunked(ChunkedDecoder::default()),
                         Framing::UntilClose => BodyState::UntilClose,
                     };
-                    self.state = ReadState::Body { head: answer, body };
+                    self.state = ReadState::Body {
+                        head: answer,
+                        close,
+                        body,
+                    };
                 }
-                ReadState::Body { head, mut body } => {
+                ReadState::Body {
+                    head,
+                    close,
+                    mut body,
+                } => {
                     let avail = &buf[pos..];
-                    let want = match &plan.template(self.inflight[0].template).expect.body {
-                        BodyExpect::Exact(want) if head.exact => Some(want.as_slice()),
-                        _ => None,
-                    };
-                    let mut taken = BodyTaken {
-                        kept: &mut self.body,
-                        over: &mut self.body_over,
-                        at: &mut self.body_at,
-                        limit: head.keep_limit,
-                        want,
-                    };
+                    let expect = &plan.template(self.inflight[0].template).expect;
+                    let answer = &mut self.body;
+                    let mut take = |d: &[u8]| answer.take(&head, expect, d);
                     let done = match &mut body {
                         BodyState::Length(rest) => {
-                            let take = (*rest).min(avail.len() as u64) as usize;
-                            taken.take(&avail[..take]);
-                            *rest -= take as u64;
-                            pos += take;
+                            let n = (*rest).min(avail.len() as u64) as usize;
+                            take(&avail[..n]);
+                            *rest -= n as u64;
+                            pos += n;
                             *rest == 0
                         }
                         BodyState::Chunked(dec) => {
                             let used = dec
-                                .decode(avail, |d| taken.take(d))
+                                .decode(avail, &mut take)
                                 .map_err(|_| ErrorKind::Malformed)?;
                             pos += used;
                             dec.is_done()
                         }
                         BodyState::UntilClose => {
-                            taken.take(avail);
+                            take(avail);
                             pos = buf.len();
                             false
                         }
                     };
                     if done {
-                        self.finish(head, plan, now, sink);
+                        self.finish(head, close, plan, now, sink);
                     } else {
-                        self.state = ReadState::Body { head, body };
+                        self.state = ReadState::Body { head, close, body };
                     }
                 }
             }
@@ -406,6 +334,7 @@ impl Conn {
     fn finish<S: AnswerSink>(
         &mut self,
         head: AnswerHead,
+        close: bool,
         plan: &ConnPlan<'_>,
         now: u64,
         sink: &mut S,
@@ -413,7 +342,7 @@ impl Conn {
         let Some(req) = self.inflight.pop_front() else {
             return;
         };
-        let mut outcome = self.judge(head, &plan.template(req.template).expect);
+        let mut outcome = self.body.judge(&head, &plan.template(req.template).expect);
         if let Some(session) = self.session.as_deref_mut() {
             if req.template == LOGOUT {
                 session.end();
@@ -429,57 +358,8 @@ impl Conn {
             }
         }
         sink.answer(&req, outcome.map(|_| ()), now);
-        if head.close {
+        if close {
             self.close_after = true;
-        }
-    }
-
-    /// The answer against what its request expects; a page of the app also
-    /// says what session it shows, for the connection's session to judge.
-    fn judge(&self, head: AnswerHead, expect: &Expect) -> Result<Option<PageSession>, ErrorKind> {
-        if !expect.status.matches(head.status) {
-            return Err(ErrorKind::Status);
-        }
-        if !head.content_type_ok {
-            return Err(ErrorKind::ContentType);
-        }
-        if !head.coding_ok {
-            return Err(ErrorKind::Encoding);
-        }
-        if head.exact {
-            let whole =
-                matches!(&expect.body, BodyExpect::Exact(want) if self.body_at == want.len());
-            return if self.body_over || !whole {
-                Err(ErrorKind::Body)
-            } else {
-                Ok(None)
-            };
-        }
-        // Kept coded, bounded; decoded once whole. An allocation per answer,
-        // which only compressed endpoints pay.
-        let mut plain = Vec::new();
-        let body = if head.coding != Coding::Any {
-            if self.body_over
-                || !head
-                    .coding
-                    .decode(head.brotli, &self.body, CODED_BODY_CAP, &mut plain)
-            {
-                return Err(ErrorKind::Encoding);
-            }
-            &plain
-        } else if head.keep_limit == 0 {
-            return Ok(None);
-        } else if self.body_over {
-            return Err(ErrorKind::Body);
-        } else {
-            &self.body
-        };
-        match &expect.body {
-            BodyExpect::AppPage(page) => read_app_page(body, page, &mut Vec::new())
-                .map(Some)
-                .map_err(|_| ErrorKind::Body),
-            other if other.matches(body) => Ok(None),
-            _ => Err(ErrorKind::Body),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! bounds and the session of the contract's `app`.
 
 use super::*;
-use crate::check::{BodyExpect, Expect, StatusExpect};
+use crate::check::{BodyExpect, Coding, Expect, StatusExpect, CODED_BODY_CAP};
 use crate::plan::RequestTemplate;
 use std::io;
 
@@ -14,6 +14,7 @@ fn plan_of(requests: &[RequestTemplate]) -> ConnPlan<'_> {
         ws: None,
         tls: None,
         session: None,
+        h2: &[],
     }
 }
 
@@ -497,6 +498,7 @@ fn a_session_carries_its_cookie_checks_each_page_and_logs_out_after_its_pages() 
     let sessions = SessionPlan { pages: 2, logout };
     let plan = ConnPlan {
         session: Some(&sessions),
+        h2: &[],
         ..plan_of(std::slice::from_ref(&page))
     };
     let now = super::wall_ms();

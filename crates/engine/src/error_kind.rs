@@ -59,6 +59,19 @@ pub enum ErrorKind {
     /// without exactly one valid cookie, a cookie changed later, a counter
     /// that did not move by one, or a time of creation that moved.
     Session,
+    /// HTTP/2: the server broke the protocol (a malformed frame, a header
+    /// block that would not decode or ran past its bound, a frame where
+    /// none may be, a window past its largest): the connection ended with
+    /// a GOAWAY. Counted once per connection when nothing was in flight.
+    H2Protocol,
+    /// HTTP/2: the server reset the request's stream (RST_STREAM).
+    H2Reset,
+    /// HTTP/2: the server's GOAWAY named a last stream below the request's,
+    /// so it was never taken.
+    H2Goaway,
+    /// gRPC: the answer's trailers carried a `grpc-status` other than 0 (OK),
+    /// or none.
+    GrpcStatus,
 }
 
 impl ErrorKind {
@@ -82,6 +95,10 @@ impl ErrorKind {
         ErrorKind::TlsProtocol,
         ErrorKind::Encoding,
         ErrorKind::Session,
+        ErrorKind::H2Protocol,
+        ErrorKind::H2Reset,
+        ErrorKind::H2Goaway,
+        ErrorKind::GrpcStatus,
     ];
 
     /// The stable name used in output and in the JSON schema.
@@ -106,6 +123,10 @@ impl ErrorKind {
             ErrorKind::TlsProtocol => "tls_protocol",
             ErrorKind::Encoding => "encoding",
             ErrorKind::Session => "session",
+            ErrorKind::H2Protocol => "h2_protocol",
+            ErrorKind::H2Reset => "h2_reset",
+            ErrorKind::H2Goaway => "h2_goaway",
+            ErrorKind::GrpcStatus => "grpc_status",
         }
     }
 
@@ -114,7 +135,7 @@ impl ErrorKind {
     }
 }
 
-const KINDS: usize = 19;
+const KINDS: usize = 23;
 
 /// A count per error kind, serialized as an array in [`ErrorKind::ALL`]'s
 /// order. Kinds are only ever appended, so a shorter array (a result stored

@@ -203,6 +203,7 @@ fn hold_levels<P: Protocol, B: Io>(
             ws: plan.ws.as_ref(),
             tls: plan.tls.as_ref(),
             session: None,
+            h2: &[],
         },
         seed: fresh_seed(),
         clock: Clock::new(epoch),

@@ -5,6 +5,7 @@
 //! caller formats the result and may watch [`Progress`] or cancel through
 //! [`RunControl`].
 
+mod answer;
 mod app_page;
 mod backend;
 mod check;
@@ -15,6 +16,7 @@ mod cpu;
 mod epoll;
 mod error;
 mod error_kind;
+pub mod h2;
 mod histogram;
 mod html;
 mod idle;

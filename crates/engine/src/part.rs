@@ -108,6 +108,7 @@ impl PlanSummary {
             io: Default::default(),
             tls: None,
             session: None,
+            h2: false,
         }
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::check::Expect;
+use crate::h2::{h2_request, H2Request, H2RequestError};
 use crate::tls_config::TlsPlan;
 use crate::ws::MAX_MESSAGE;
 
@@ -61,6 +62,12 @@ pub struct LoadPlan {
     /// sent with every page, each page checked against the one before) and
     /// ends it with a logout; `requests` are its pages. `None` otherwise.
     pub session: Option<SessionPlan>,
+    /// HTTP/2 instead of HTTP/1.1 (RFC 9113): h2c with prior knowledge on
+    /// cleartext, h2 by ALPN under `tls` (whose ALPN then offers `h2`).
+    /// Each request is a stream, and `pipeline` is the streams a connection
+    /// keeps in flight (h2load's `-m`), each replaced as soon as it ends;
+    /// the requests are sent in HTTP/2 form (`h2::request`).
+    pub h2: bool,
 }
 
 /// How connections of a run with sessions (the contract's `app`) behave as
@@ -94,16 +101,20 @@ pub(crate) struct ConnPlan<'a> {
     pub tls: Option<&'a TlsPlan>,
     /// Set for a run whose connections keep sessions.
     pub session: Option<&'a SessionPlan>,
+    /// `requests` in HTTP/2 form, index for index; empty unless the run
+    /// speaks HTTP/2 (made once per run by `run`).
+    pub h2: &'a [H2Request],
 }
 
 impl<'a> ConnPlan<'a> {
-    pub(crate) fn of(plan: &'a LoadPlan) -> Self {
+    pub(crate) fn of(plan: &'a LoadPlan, h2: &'a [H2Request]) -> Self {
         ConnPlan {
             pipeline: plan.pipeline,
             requests: &plan.requests,
             ws: plan.ws.as_ref(),
             tls: plan.tls.as_ref(),
             session: plan.session.as_ref(),
+            h2,
         }
     }
 
@@ -162,7 +173,7 @@ pub struct WsPlan {
 
 /// Why a plan cannot run. The rules live here alone: the command line builds
 /// a plan and asks it, and [`run`](crate::run) asks again before starting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     #[error("at least one connection is needed")]
     NoConnections,
@@ -202,6 +213,10 @@ pub enum PlanError {
     SessionRequests,
     #[error("sessions are HTTP's, not WebSocket's")]
     SessionWs,
+    #[error("HTTP/2 carries HTTP requests with keep-alive, without WebSocket or sessions")]
+    H2Mode,
+    #[error("a request cannot go as HTTP/2: {0}")]
+    H2Request(H2RequestError),
 }
 
 impl LoadPlan {
@@ -225,6 +240,14 @@ impl LoadPlan {
             }
             if !self.keepalive {
                 return Err(PlanError::WsKeepalive);
+            }
+        }
+        if self.h2 {
+            if self.ws.is_some() || self.session.is_some() || !self.keepalive {
+                return Err(PlanError::H2Mode);
+            }
+            for t in &self.requests {
+                h2_request(t, self.scheme()).map_err(PlanError::H2Request)?;
             }
         }
         if let Some(session) = &self.session {
@@ -259,7 +282,9 @@ impl LoadPlan {
             return Err(PlanError::PipelineWithoutKeepalive);
         }
         if let Pacing::Open { per_second } = self.pacing {
-            if self.pipeline > 1 {
+            // HTTP/2's streams are no pipeline: each request is sent when it
+            // is due, on any connection with a stream free.
+            if self.pipeline > 1 && !self.h2 {
                 return Err(PlanError::PipelineOpenLoop);
             }
             if !(per_second.is_finite() && per_second > 0.0 && per_second <= 1e9) {
@@ -276,6 +301,17 @@ impl LoadPlan {
             return Err(PlanError::Duration);
         }
         Ok(())
+    }
+}
+
+impl LoadPlan {
+    /// The URL scheme the requests carry (`:scheme` in HTTP/2).
+    pub(crate) fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
     }
 }
 

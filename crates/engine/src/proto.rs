@@ -39,6 +39,18 @@ pub(crate) trait Protocol {
 
     fn in_flight(&self) -> usize;
 
+    /// How many more requests may start on it now, of `limit` (the plan's
+    /// pipeline depth, or streams per connection): HTTP/1.1 and WebSocket
+    /// take a new batch only once every answer is in; HTTP/2 starts a
+    /// stream whenever one ends.
+    fn room(&self, limit: usize) -> usize {
+        if self.in_flight() == 0 {
+            limit
+        } else {
+            0
+        }
+    }
+
     /// When the oldest request still unanswered was sent, or the set-up
     /// under way started: timeouts and busy time count from here.
     fn oldest_sent(&self) -> Option<u64>;

@@ -9,11 +9,12 @@ use crate::control::RunControl;
 use crate::cpu::{peak_rss_bytes, process_cpu, rss_bytes};
 use crate::error::EngineError;
 use crate::error_kind::ErrorCounts;
+use crate::h2::{h2_request, H2Request};
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
 use crate::pacing::Pacer;
 use crate::plan::IoBackend;
-use crate::plan::{LoadPlan, Pacing, Stop};
+use crate::plan::{LoadPlan, Pacing, PlanError, Stop};
 use crate::result::{ClientMemory, LoadResult, RateSummary, TlsSummary, WorkerReport};
 use crate::uring::uring_refusal;
 use crate::verdict::{judge, Evidence};
@@ -72,6 +73,16 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
         .map_or(0, |d| d.as_nanos() as u64);
     let _ = control.progress.started.set(start);
     let clock = Clock::new(start);
+    // Each request in HTTP/2 form, once for every worker (validate made
+    // sure each converts).
+    let h2: Vec<H2Request> = if plan.h2 {
+        plan.requests
+            .iter()
+            .map(|t| h2_request(t, plan.scheme()).map_err(PlanError::H2Request))
+            .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
     let outcomes: Vec<Result<WorkerOutcome, EngineError>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(w);
         for i in 0..w {
@@ -93,6 +104,7 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
             };
             let shared = Shared {
                 plan,
+                h2: &h2,
                 clock,
                 cancel: &control.cancel,
                 warmup_end_ns: &control.warmup_end_ns,

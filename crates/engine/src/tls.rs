@@ -92,6 +92,10 @@ impl<P: Protocol> Protocol for Tls<P> {
         self.inner.in_flight()
     }
 
+    fn room(&self, limit: usize) -> usize {
+        self.inner.room(limit)
+    }
+
     fn oldest_sent(&self) -> Option<u64> {
         self.inner.oldest_sent().or(self.handshake_since)
     }
@@ -481,6 +485,7 @@ pub fn fuzz_feed(server: &[u8], piece: usize) -> Result<(), ErrorKind> {
         ws: None,
         tls: Some(&tls),
         session: None,
+        h2: &[],
     };
     let mut conn = Tls::<Conn>::for_plan(&plan, 1);
     conn.on_connected(&plan, 0);

@@ -16,6 +16,7 @@ use crate::cpu::thread_cpu;
 use crate::epoll::EpollIo;
 use crate::error::EngineError;
 use crate::error_kind::ErrorKind;
+use crate::h2::{H2Conn, H2Request};
 use crate::pacing::Pacer;
 use crate::plan::IoBackend;
 use crate::plan::LoadPlan;
@@ -67,6 +68,8 @@ pub(crate) struct WorkerOutcome {
 
 pub(crate) struct Shared<'a> {
     pub plan: &'a LoadPlan,
+    /// The plan's requests in HTTP/2 form, for an HTTP/2 run.
+    pub h2: &'a [H2Request],
     pub clock: Clock,
     pub cancel: &'a AtomicBool,
     /// The caller's early end of warm-up (`control::NOT_SET` when none).
@@ -145,11 +148,14 @@ fn by_protocol<B: Io>(
     shared: Shared<'_>,
     io: B,
 ) -> Result<WorkerOutcome, EngineError> {
-    match (shared.plan.ws.is_some(), shared.plan.tls.is_some()) {
-        (true, false) => drive::<WsConn, B>(setup, shared, io),
-        (false, false) => drive::<Conn, B>(setup, shared, io),
-        (true, true) => drive::<Tls<WsConn>, B>(setup, shared, io),
-        (false, true) => drive::<Tls<Conn>, B>(setup, shared, io),
+    let plan = shared.plan;
+    match (plan.ws.is_some(), plan.h2, plan.tls.is_some()) {
+        (true, _, false) => drive::<WsConn, B>(setup, shared, io),
+        (true, _, true) => drive::<Tls<WsConn>, B>(setup, shared, io),
+        (false, false, false) => drive::<Conn, B>(setup, shared, io),
+        (false, false, true) => drive::<Tls<Conn>, B>(setup, shared, io),
+        (false, true, false) => drive::<H2Conn, B>(setup, shared, io),
+        (false, true, true) => drive::<Tls<H2Conn>, B>(setup, shared, io),
     }
 }
 
@@ -170,7 +176,7 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
         let slots = (0..setup.connections)
             .map(|i| Slot {
                 conn: P::for_plan(
-                    &ConnPlan::of(plan),
+                    &ConnPlan::of(plan, shared.h2),
                     seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                 ),
                 link: Link::Down,
@@ -181,7 +187,7 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             })
             .collect();
         Worker {
-            conn_plan: ConnPlan::of(plan),
+            conn_plan: ConnPlan::of(plan, shared.h2),
             io,
             slots,
             scratch: vec![0u8; READ_BUF].into_boxed_slice(),
@@ -520,20 +526,29 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
         // Output still unwritten holds the next request back (backpressure):
         // a server that answers without reading would otherwise grow the
         // queue without end (issue 27). The writable event brings it back.
-        if !matches!(slot.link, Link::Up)
-            || slot.conn.in_flight() > 0
-            || !slot.conn.set_up()
-            || slot.conn.has_output()
-        {
+        if !matches!(slot.link, Link::Up) || !slot.conn.set_up() || slot.conn.has_output() {
             return;
         }
-        let used_up = match self.shared.plan.requests_per_connection {
-            Some(k) => slot.served >= k,
-            None => !keepalive && slot.served > 0,
+        if slot.conn.in_flight() == 0 {
+            let used_up = match self.shared.plan.requests_per_connection {
+                Some(k) => slot.served >= k,
+                None => !keepalive && slot.served > 0,
+            };
+            if slot.conn.closing() || used_up {
+                self.close(i);
+                self.open(i, now);
+                return;
+            }
+        }
+        // Requests to start: a new batch once all answers are in (HTTP/1.1's
+        // pipeline, or one), or HTTP/2's streams refilled as each ends.
+        let limit = if keepalive {
+            self.shared.plan.pipeline
+        } else {
+            1
         };
-        if slot.conn.closing() || used_up {
-            self.close(i);
-            self.open(i, now);
+        let room = slot.conn.room(limit);
+        if room == 0 {
             return;
         }
         if !self.window.may_send() {
@@ -553,13 +568,7 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             }
             return;
         }
-        // Closed loop: refill a whole pipeline batch once all answers are in.
-        let batch = if keepalive {
-            self.shared.plan.pipeline
-        } else {
-            1
-        };
-        for _ in 0..batch {
+        for _ in 0..room {
             if !self.window.may_send() {
                 break;
             }
@@ -592,7 +601,7 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             let slot = &mut self.slots[i];
             slot.idle_listed = false;
             if matches!(slot.link, Link::Up)
-                && slot.conn.in_flight() == 0
+                && slot.conn.room(1) > 0
                 && slot.conn.set_up()
                 && !slot.conn.closing()
             {

@@ -255,7 +255,7 @@ fn a_plan_the_engine_cannot_run_is_refused() {
         let mut p = count_plan(server.addr, 2, 1, 10);
         assert_eq!(p.validate(), Ok(()));
         break_it(&mut p);
-        assert_eq!(p.validate(), Err(want));
+        assert_eq!(p.validate(), Err(want.clone()));
         assert!(matches!(
             netbench_engine::run(&p, &RunControl::new(&p)),
             Err(EngineError::Plan(e)) if e == want

@@ -38,6 +38,7 @@ fn a_ping_flood_that_is_never_read_leaves_the_client_s_memory_flat() {
         }),
         tls: None,
         session: None,
+        h2: false,
     };
     let run = std::thread::spawn(move || run_plan(&plan));
     // Memory after the flood has run a second (set-up, buffers at their

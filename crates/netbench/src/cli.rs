@@ -368,6 +368,23 @@ pub(crate) struct LoadArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub pipeline: u32,
 
+    /// HTTP/2 over TLS (RFC 9113; an https:// URL; ALPN offers h2 alone):
+    /// each request is a stream, --streams of them in flight per connection.
+    #[arg(long, conflicts_with_all = ["h2c", "pipeline", "no_keepalive", "ws", "app"])]
+    pub h2: bool,
+
+    /// HTTP/2 over cleartext with prior knowledge (h2c; an http:// URL): the
+    /// connection opens with HTTP/2's preface, no Upgrade.
+    #[arg(long, conflicts_with_all = ["pipeline", "no_keepalive", "ws", "app"])]
+    pub h2c: bool,
+
+    /// Streams each HTTP/2 connection keeps in flight (h2load's -m; -m is the
+    /// method here), a new one started as soon as one ends. With --rate,
+    /// the most a connection carries at once.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub streams: u32,
+
     /// HTTP method. Default: GET, or POST when a body is given.
     #[arg(short = 'm', long)]
     pub method: Option<String>,

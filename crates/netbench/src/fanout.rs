@@ -306,6 +306,7 @@ mod tests {
             io: Default::default(),
             tls: None,
             session: None,
+            h2: false,
         }
     }
 

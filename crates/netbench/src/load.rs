@@ -82,7 +82,15 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         Some(per_second) => Pacing::Open { per_second },
     };
     let keepalive = !args.no_keepalive;
-    let pipeline = args.pipeline as usize;
+    let h2 = args.h2 || args.h2c;
+    if args.streams > 1 && !h2 {
+        bail!("--streams is for HTTP/2: add --h2 (https://) or --h2c (http://), or use --pipeline for HTTP/1.1");
+    }
+    let pipeline = if h2 {
+        args.streams as usize
+    } else {
+        args.pipeline as usize
+    };
     if let Some(n) = args.work {
         let dates = n.saturating_mul(args.work_dates);
         if dates > MAX_WORK_DATES {
@@ -240,9 +248,10 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         },
         tls: tls_plan(args, &url)?,
         session,
+        h2,
     };
     plan.validate()
-        .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(e)))?;
+        .map_err(|e| anyhow::anyhow!("{e}; {}", how_to_fix(&e)))?;
     Ok(Resolved {
         plan,
         url: args.url.clone(),
@@ -273,6 +282,12 @@ fn target_url(args: &LoadArgs) -> Result<Url> {
 /// The TLS half of the plan for an https:// or wss:// URL; the TLS options
 /// are refused on a cleartext one, where they would do nothing.
 fn tls_plan(args: &LoadArgs, url: &Url) -> Result<Option<TlsPlan>> {
+    if args.h2 && !url.tls {
+        bail!("--h2 is HTTP/2 over TLS: give an https:// URL, or use --h2c for cleartext");
+    }
+    if args.h2c && url.tls {
+        bail!("--h2c is HTTP/2 over cleartext: give an http:// URL, or use --h2 for TLS");
+    }
     if !url.tls {
         let given = [
             (args.cacert.is_some(), "--cacert"),
@@ -294,16 +309,21 @@ fn tls_plan(args: &LoadArgs, url: &Url) -> Result<Option<TlsPlan>> {
             TlsVersionArg::V12 => TlsVersion::V12,
             TlsVersionArg::V13 => TlsVersion::V13,
         },
-        // HTTP/1.1 is all netbench speaks over TLS, for requests and for the
-        // WebSocket upgrade alike.
-        alpn: vec![b"http/1.1".to_vec()],
+        // One protocol offered: the one the run speaks (HTTP/1.1 for
+        // requests and the WebSocket upgrade alike), so a server that cannot
+        // speak it refuses at the handshake.
+        alpn: vec![if args.h2 {
+            b"h2".to_vec()
+        } else {
+            b"http/1.1".to_vec()
+        }],
         server_name: None,
     };
     Ok(Some(TlsPlan::new(&options, &url.tls_name())?))
 }
 
 /// The engine's plan rules in the command line's words.
-fn how_to_fix(e: PlanError) -> &'static str {
+fn how_to_fix(e: &PlanError) -> &'static str {
     match e {
         PlanError::PipelineWithoutKeepalive => "drop --no-keepalive or --pipeline",
         PlanError::PipelineOpenLoop => "drop --rate or --pipeline",
@@ -322,6 +342,8 @@ fn how_to_fix(e: PlanError) -> &'static str {
         PlanError::SessionPipeline | PlanError::SessionRequests | PlanError::SessionWs => {
             "--app sends its own pages one at a time on kept connections"
         }
+        PlanError::H2Mode => "drop --ws, --app or --no-keepalive with --h2 or --h2c",
+        PlanError::H2Request(_) => "give bodies by length, not chunked, with --h2 or --h2c",
     }
 }
 

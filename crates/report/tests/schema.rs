@@ -48,6 +48,7 @@ fn plan(addr: std::net::SocketAddr, stop: Stop, pacing: Pacing) -> LoadPlan {
         ws: None,
         tls: None,
         session: None,
+        h2: false,
     }
 }
 

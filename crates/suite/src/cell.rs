@@ -44,6 +44,9 @@ pub struct CellEnv<'a> {
     pub backend_pgids: &'a [i32],
     /// The client's I/O backend, from the suite (`io`).
     pub io: netbench_engine::IoBackend,
+    /// An updates cell changed the World table since it was last put back
+    /// to its seeded values: the next queries cell puts it back first.
+    pub world_changed: std::sync::atomic::AtomicBool,
 }
 
 /// How a cell ended.

@@ -638,6 +638,13 @@ pub fn run_suite(
         backend_env: &backends.env,
         backend_pgids: &backend_pgids,
         io: suite.io,
+        // A run resumed after an updates cell finds the table as it left it.
+        world_changed: AtomicBool::new(
+            suite
+                .scenarios
+                .iter()
+                .any(|s| s.endpoint == Endpoint::Updates),
+        ),
     };
     let began = Instant::now();
     let mut index = done.len();
@@ -798,6 +805,13 @@ fn measure(
         key: &cell.key,
     });
     let s = cell.scenario;
+    // The table queries checks against is put back after the last updates
+    // cell here, not at its end: the server that updated may go on writing
+    // for requests its end cut off until it is stopped or quiet.
+    if s.endpoint == Endpoint::Queries && env.world_changed.load(Ordering::Relaxed) {
+        reseed_world(env.backend_env).map_err(RunError::Reseed)?;
+        env.world_changed.store(false, Ordering::Relaxed);
+    }
     let requests = requests_for(s.endpoint, s.sends_keepalive(), s.work_documents, work_seed);
     let k = &cell.key;
     let same_round = |o: &OpenSession| {
@@ -870,18 +884,20 @@ fn measure(
         }
     }
     if s.endpoint == Endpoint::Updates {
-        reseed_world(env.backend_env).map_err(RunError::Reseed)?;
+        env.world_changed.store(true, Ordering::Relaxed);
     }
     sleep_unless_cancelled(req.suite.cooldown, &req.cancel);
     Ok(true)
 }
 
-/// Puts the World rows an updates cell changed back to their seeded
-/// values, so that every queries cell checks against the same table. It
-/// waits (10 s at most) until no other session of the database is busy: a
-/// server kept for the next cell may still be finishing updates of requests
-/// the cell's end cut off. A deadlock with one that starts meanwhile aborts
-/// one side, and the reseed tries again.
+/// Puts the World rows updates cells changed back to their seeded values,
+/// so that every queries cell checks against the same table. It waits (10 s
+/// at most) until no other session of the database has been busy for half a
+/// second: a server still running may be finishing updates of requests an
+/// updates cell's end cut off, between which its sessions are briefly idle
+/// (found by queries cells failing nearly every answer after a
+/// thread-per-connection server's updates). A deadlock with one that starts
+/// meanwhile aborts one side, and the reseed tries again.
 fn reseed_world(backend_env: &[(String, String)]) -> Result<(), String> {
     const ATTEMPTS: u32 = 5;
     let url = backend_env
@@ -896,9 +912,14 @@ fn reseed_world(backend_env: &[(String, String)]) -> Result<(), String> {
                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
                 AND state <> 'idle'";
     let until = std::time::Instant::now() + Duration::from_secs(10);
+    let mut quiet_since = None;
     while std::time::Instant::now() < until {
         let n: i64 = pg.query_one(busy, &[]).map_err(|e| pg_error(&e))?.get(0);
-        if n == 0 {
+        let now = std::time::Instant::now();
+        if n > 0 {
+            quiet_since = None;
+        } else if now.duration_since(*quiet_since.get_or_insert(now)) >= Duration::from_millis(500)
+        {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));

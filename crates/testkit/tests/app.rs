@@ -173,6 +173,7 @@ fn load(server: &TestServer, count: u64) -> LoadResult {
         ws: None,
         tls: None,
         session: Some(session),
+        h2: false,
     };
     run(&plan, &RunControl::new(&plan)).unwrap()
 }

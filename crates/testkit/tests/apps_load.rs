@@ -33,6 +33,7 @@ fn load(server: &TestServer, requests: Vec<RequestTemplate>, count: u64) -> Load
         ws: None,
         tls: None,
         session: None,
+        h2: false,
     };
     run(&plan, &RunControl::new(&plan)).unwrap()
 }

@@ -173,6 +173,7 @@ fn db_plan(server: &TestServer, ids: &[i32]) -> LoadPlan {
         ws: None,
         tls: None,
         session: None,
+        h2: false,
     }
 }
 

@@ -53,6 +53,7 @@ fn plan(server: &TestServer) -> LoadPlan {
         ws: None,
         tls: None,
         session: None,
+        h2: false,
     }
 }
 

@@ -58,6 +58,7 @@ fn ten_thousand_connections() {
         ws: None,
         tls: None,
         session: None,
+        h2: false,
     };
     let r = run(&plan, &RunControl::new(&plan))
         .expect("the descriptor limit allows 10,000 connections");

@@ -57,6 +57,7 @@ fn plan(server: &TestServer, update: bool) -> LoadPlan {
         ws: None,
         tls: None,
         session: None,
+        h2: false,
     }
 }
 

@@ -116,6 +116,7 @@ fn ws_plan(
         }),
         tls: None,
         session: None,
+        h2: false,
     }
 }
 

@@ -487,6 +487,7 @@ mod tests {
             ws: Some(ws),
             tls: None,
             session: None,
+            h2: &[],
         }
     }
 

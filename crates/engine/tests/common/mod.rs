@@ -62,6 +62,7 @@ pub fn count_plan(addr: SocketAddr, connections: usize, workers: usize, n: u64) 
         ws: None,
         tls: None,
         session: None,
+        h2: false,
     }
 }
 

@@ -269,6 +269,7 @@ pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) 
         ws: ws_plan(scenario, m),
         tls: None,
         session: m.traffic.session.clone(),
+        h2: false,
     }
 }
 

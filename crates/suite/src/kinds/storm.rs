@@ -44,6 +44,7 @@ pub(crate) fn measure_storm(
         ws,
         tls: None,
         session: None,
+        h2: false,
     };
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()
