@@ -155,8 +155,12 @@ pub(crate) fn allocator_study(r: &Report) -> Vec<AllocatorChart> {
                     }
                 })
                 .collect();
-            let any = series.iter().any(|s| s.rps.iter().any(Option::is_some));
-            if any {
+            // A study needs another allocator beside glibc at this test: a
+            // suite that asks for its variants in one scenario alone (apps'
+            // app-alloc) leaves the others glibc's only.
+            let measured = |s: &AllocatorSeries| s.rps.iter().any(Option::is_some);
+            let compared = series.iter().any(|s| s.allocator != "glibc" && measured(s));
+            if compared && series.iter().any(measured) {
                 charts.push(AllocatorChart {
                     test: t.name.clone(),
                     connections: conns,
@@ -393,6 +397,34 @@ mod tests {
         assert_eq!(change_mark(&base, &[60.0, 140.0, 110.0]), "≈");
         // One repetition has no interval.
         assert_eq!(change_mark(&base, &[150.0]), "≈");
+    }
+
+    #[test]
+    fn a_test_without_another_allocator_than_glibc_is_no_study() {
+        use netbench_records::fixtures;
+        let mut run = fixtures::run(1, "apps");
+        run.scenarios = vec![
+            fixtures::scenario(0, "work", &[100]),
+            fixtures::scenario(1, "app-alloc", &[100]),
+        ];
+        let mut glibc = fixtures::server("s", "");
+        glibc.allocator = Some("glibc".into());
+        let mut jemalloc = fixtures::server("s", "jemalloc");
+        jemalloc.allocator = Some("jemalloc".into());
+        run.servers = vec![glibc, jemalloc];
+        let at = |variant: &str, scenario: &str| {
+            let mut key = fixtures::key("s", scenario, 100, 1);
+            key.variant = variant.into();
+            fixtures::ok(key, 1000.0)
+        };
+        run.measurements = vec![
+            at("", "work"),
+            at("", "app-alloc"),
+            at("jemalloc", "app-alloc"),
+        ];
+        let charts = allocator_study(&crate::build_report(&run));
+        let tests: Vec<&str> = charts.iter().map(|c| c.test.as_str()).collect();
+        assert_eq!(tests, ["app-alloc"]);
     }
 
     #[test]
