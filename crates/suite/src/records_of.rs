@@ -52,6 +52,8 @@ pub fn scenario_records(suite: &Suite) -> Vec<ScenarioRecord> {
                 placement: sc.placement,
                 bandwidth: sc.bandwidth,
                 same_cells_as,
+                protocol: Default::default(),
+                streams: 1,
             }
         })
         .collect()
