@@ -246,6 +246,17 @@ func TestH2(t *testing.T) {
 func TestH2C(t *testing.T) {
 	t.Setenv("H2C_PORT", "0")
 	addr := serveProtocols(t)["h2c"]
+	// The h2c listener keeps HTTP/1.1.
+	resp, err := http.Get("http://" + addr + "/echo/h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Proto != "HTTP/1.1" || string(body) != "h1" {
+		t.Errorf("HTTP/1.1 on the h2c port: got %s %d %q", resp.Proto, resp.StatusCode, body)
+	}
+
 	// Prior knowledge: net/http's client then sends the preface, no Upgrade.
 	tr := &http.Transport{Protocols: new(http.Protocols)}
 	tr.Protocols.SetUnencryptedHTTP2(true)
