@@ -50,7 +50,9 @@ fn one() -> u32 {
 
 /// What carries a scenario's requests to the server (CONTRACT.md, version
 /// 1.5): each but HTTP/1.1 on cleartext needs its offer and its listener.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Protocol {
     /// HTTP/1.1 on `PORT`.

@@ -10,6 +10,7 @@ mod cell;
 pub mod environment;
 pub mod kinds;
 pub mod listen;
+pub mod listeners;
 mod logs;
 pub mod loopback_probe;
 mod manifest;
