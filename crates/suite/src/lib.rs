@@ -15,6 +15,7 @@ pub mod loopback_probe;
 mod manifest;
 pub mod netns;
 pub mod noise;
+pub mod pki;
 pub mod placement;
 pub mod postgres;
 pub mod records_of;
