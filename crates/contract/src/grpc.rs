@@ -211,7 +211,10 @@ mod tests {
         // One Content-Type, gRPC's (a JSON one beside it was sent first and
         // grpc-js refused the call with 415).
         assert_eq!(head.matches("Content-Type:").count(), 1, "{head}");
-        assert!(head.contains("Content-Type: application/grpc\r\n"), "{head}");
+        assert!(
+            head.contains("Content-Type: application/grpc\r\n"),
+            "{head}"
+        );
         let body_at = head.find("\r\n\r\n").unwrap() + 4;
         let body = &requests[0].bytes[body_at..];
         assert_eq!(body[0], 0);

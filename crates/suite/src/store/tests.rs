@@ -2,6 +2,7 @@
 
 use super::*;
 use netbench_records::fixtures::key;
+use netbench_records::{Offer, Protocol};
 use rusqlite::types::{FromSql, ValueRef};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -926,4 +927,72 @@ fn issue26_a_run_nobody_holds_reads_as_interrupted() {
         .filter(|e| e.file_name().to_string_lossy().contains(".running-"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn issue32_a_scenarios_protocol_and_streams_are_stored_and_older_rows_read_as_http1() {
+    let dir = TempDir::new("protocols");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let path = dir.0.join("v10.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for script in &super::schema::MIGRATIONS[..10] {
+        conn.execute_batch(script).unwrap();
+    }
+    conn.execute_batch(
+        "PRAGMA user_version = 10;
+         INSERT INTO runs (suite, suite_toml, command, started_at, status, environment, placement)
+         VALUES ('t', '', 'c', '2026-11-01T00:00:00Z', 'complete', '{}', '{}');
+         INSERT INTO scenarios (run_id, position, name, kind, endpoint, connections, keepalive,
+                                net_placement, same_cells_as)
+         VALUES (1, 0, 'blank', 'throughput', 'blank', '[1]', 1, 'loopback', 'blank');",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    let old = &store.run(1).unwrap().scenarios[0];
+    assert_eq!((old.protocol, old.streams), (Protocol::H1, 1));
+
+    let suite = crate::suite::Suite::parse(
+        "protocols",
+        r#"
+servers = ["a"]
+[[scenarios]]
+name = "h1"
+endpoint = "blank"
+connections = [1]
+[[scenarios]]
+name = "h2"
+endpoint = "blank"
+protocol = "h2"
+streams = 10
+connections = [1]
+[[scenarios]]
+name = "grpc"
+endpoint = "work"
+protocol = "grpc"
+connections = [1]
+"#,
+    )
+    .unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            scenarios: crate::records_of::scenario_records(&suite),
+            ..new_run("protocols")
+        })
+        .unwrap();
+    let got: Vec<_> = store
+        .run(run)
+        .unwrap()
+        .scenarios
+        .iter()
+        .map(|s| (s.protocol, s.streams, s.needs))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Protocol::H1, 1, None),
+            (Protocol::H2, 10, Some(Offer::H2)),
+            (Protocol::Grpc, 1, Some(Offer::Grpc)),
+        ]
+    );
 }

@@ -25,10 +25,10 @@ pub(super) fn insert_scenarios(
     let mut stmt = tx.prepare(
         "INSERT INTO scenarios (run_id, position, name, kind, endpoint, connections, keepalive,
                                 requests_per_connection, needs, net_placement,
-                                net_bandwidth_bps, same_cells_as, protocol, streams)
+                                net_bandwidth_bps, same_cells_as)
          VALUES (:run, :position, :name, :kind, :endpoint, :connections, :keepalive,
                  :requests_per_connection, :needs, :net_placement, :net_bandwidth_bps,
-                 :same_cells_as, :protocol, :streams)",
+                 :same_cells_as)",
     )?;
     for s in scenarios {
         stmt.execute(rusqlite::named_params! {
@@ -44,9 +44,22 @@ pub(super) fn insert_scenarios(
             ":net_placement": s.placement.as_str(),
             ":net_bandwidth_bps": s.bandwidth.map(|b| b.bits_per_s as i64),
             ":same_cells_as": s.same_cells_as,
-            ":protocol": s.protocol.as_str(),
-            ":streams": s.streams,
         })?;
+        // Schema 11's columns, written apart and only when not their
+        // defaults: schema 9's step fills scenarios of older runs (all
+        // HTTP/1.1, one stream) through this function before they exist.
+        if s.protocol != Protocol::H1 || s.streams != 1 {
+            tx.execute(
+                "UPDATE scenarios SET protocol = :protocol, streams = :streams
+                 WHERE run_id = :run AND position = :position",
+                rusqlite::named_params! {
+                    ":protocol": s.protocol.as_str(),
+                    ":streams": s.streams,
+                    ":run": run,
+                    ":position": s.position,
+                },
+            )?;
+        }
     }
     Ok(())
 }
