@@ -1,6 +1,6 @@
 //! The engine's HTTP/2 client (crates/engine/src/h2/) on whatever a server
 //! might send, cut into reads of any size: frames (`frame.rs`, by hand),
-//! header blocks through loona-hpack and the fields the checks read, flow
+//! header blocks (`hpack.rs`) and the fields the checks read, flow
 //! control, GOAWAY and resets. It must end every time, as answers judged or
 //! a counted kind, never a panic or a loop, and never answer more requests
 //! than it sent; a frame written by the codec reads back as itself.

@@ -6,13 +6,13 @@
 //! server's windows allow), each answer checked as HTTP/1.1's are
 //! (`answer.rs`), PING answered, SETTINGS acknowledged, RST_STREAM and
 //! GOAWAY counted by kind. Like `conn.rs` it reads through the transport's
-//! loop and never touches a socket. HPACK is loona-hpack's (`decode_with_cb`,
-//! one decoder per connection); the frames are `frame.rs`'s.
+//! loop and never touches a socket. HPACK decoding is `hpack.rs`'s (one
+//! table per connection); the frames are `frame.rs`'s.
 
-use std::borrow::Cow;
 use std::io::{Read, Write};
 
 use super::frame::{self, code, parse_frame, setting, Frame, MAX_WINDOW};
+use super::hpack;
 use crate::answer::{AnswerBody, AnswerHead};
 use crate::check::BodyExpect;
 use crate::conn::{AnswerSink, InFlight};
@@ -79,7 +79,8 @@ pub(crate) struct H2Conn {
     out: Outbox,
     /// Input that did not yet make a whole frame.
     pending: Vec<u8>,
-    hpack: loona_hpack::Decoder<'static>,
+    hpack: hpack::Decoder,
+    fields: HeadFields,
     streams: Vec<Stream>,
     /// Streams that ended, kept for their buffers' capacity.
     spare: Vec<Stream>,
@@ -108,13 +109,32 @@ impl std::fmt::Debug for H2Conn {
     }
 }
 
-/// What a finished header block said that the checks read.
+/// What a finished header block said that the checks read; one per
+/// connection, cleared for each block, so its buffers stop allocating.
 #[derive(Debug, Default)]
 struct HeadFields {
     status: Option<u16>,
     content_type: Option<Vec<u8>>,
     content_encoding: Option<Vec<u8>>,
     grpc_status: Option<u32>,
+    /// Buffers kept while the fields above are `None`.
+    spare: Vec<Vec<u8>>,
+}
+
+impl HeadFields {
+    fn clear(&mut self) {
+        self.status = None;
+        self.grpc_status = None;
+        self.spare.extend(self.content_type.take());
+        self.spare.extend(self.content_encoding.take());
+    }
+
+    fn keep(spare: &mut Vec<Vec<u8>>, slot: &mut Option<Vec<u8>>, value: &[u8]) {
+        let mut buf = slot.take().or_else(|| spare.pop()).unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(value);
+        *slot = Some(buf);
+    }
 }
 
 impl H2Conn {
@@ -122,7 +142,8 @@ impl H2Conn {
         H2Conn {
             out: Outbox::default(),
             pending: Vec::new(),
-            hpack: loona_hpack::Decoder::new(),
+            hpack: hpack::Decoder::new(),
+            fields: HeadFields::default(),
             streams: Vec::new(),
             spare: Vec::new(),
             next_id: 1,
@@ -498,10 +519,11 @@ impl H2Conn {
         now: u64,
         sink: &mut S,
     ) -> Result<(), ErrorKind> {
-        let mut fields = HeadFields::default();
+        let fields = &mut self.fields;
+        fields.clear();
         let decoded = self
             .hpack
-            .decode_with_cb(block, |name, value| read_field(&mut fields, &name, value));
+            .decode(block, |name, value| read_field(fields, name, value));
         if decoded.is_err() {
             return Err(self.connection_error(code::COMPRESSION_ERROR));
         }
@@ -511,7 +533,7 @@ impl H2Conn {
         let s = &mut self.streams[i];
         let expect = &plan.template(s.req.template).expect;
         if s.head.is_none() {
-            let Some(status) = fields.status else {
+            let Some(status) = self.fields.status else {
                 return Err(self.connection_error(code::PROTOCOL_ERROR));
             };
             if (100..200).contains(&status) {
@@ -519,14 +541,14 @@ impl H2Conn {
             }
             s.head = Some(AnswerHead::new(
                 status,
-                fields.content_type.as_deref(),
-                fields.content_encoding.as_deref(),
+                self.fields.content_type.as_deref(),
+                self.fields.content_encoding.as_deref(),
                 expect,
             ));
             s.body.start();
         }
-        if fields.grpc_status.is_some() {
-            s.grpc_status = fields.grpc_status;
+        if self.fields.grpc_status.is_some() {
+            s.grpc_status = self.fields.grpc_status;
         }
         if end_stream {
             self.finish(i, plan, now, sink);
@@ -582,7 +604,7 @@ impl H2Conn {
         debug_assert!(self.streams.is_empty());
         self.out.clear();
         self.pending.clear();
-        self.hpack = loona_hpack::Decoder::new();
+        self.hpack.reset();
         self.next_id = 1;
         self.peer = Peer::default();
         self.send_window = 65_535;
@@ -594,19 +616,17 @@ impl H2Conn {
 }
 
 /// Keeps what the checks read of one decoded field.
-fn read_field(fields: &mut HeadFields, name: &[u8], value: Cow<'_, [u8]>) {
+fn read_field(fields: &mut HeadFields, name: &[u8], value: &[u8]) {
     match name {
         b":status" => {
-            fields.status = std::str::from_utf8(&value)
-                .ok()
-                .and_then(|v| v.parse().ok());
+            fields.status = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
         }
-        b"content-type" => fields.content_type = Some(value.into_owned()),
-        b"content-encoding" => fields.content_encoding = Some(value.into_owned()),
+        b"content-type" => HeadFields::keep(&mut fields.spare, &mut fields.content_type, value),
+        b"content-encoding" => {
+            HeadFields::keep(&mut fields.spare, &mut fields.content_encoding, value)
+        }
         b"grpc-status" => {
-            fields.grpc_status = std::str::from_utf8(&value)
-                .ok()
-                .and_then(|v| v.parse().ok());
+            fields.grpc_status = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
         }
         _ => {}
     }
