@@ -948,7 +948,7 @@ fn issue32_a_scenarios_protocol_and_streams_are_stored_and_older_rows_read_as_ht
     )
     .unwrap();
     drop(conn);
-    let mut store = Store::open(&path).unwrap();
+    let store = Store::open(&path).unwrap();
     let old = &store.run(1).unwrap().scenarios[0];
     assert_eq!((old.protocol, old.streams), (Protocol::H1, 1));
 
