@@ -75,7 +75,7 @@ Every report is rebuilt from the SQLite store alone, so it can be written again
         <db folder>/run-<RUN>/report.html unless -o is given; the path is printed.
   md    the summary table and the servers' table in Markdown, for a README.
   csv   long format: one row per repetition and metric (run, suite, test,
-        connections, server, repetition, metric, unit, value).
+        protocol, connections, server, repetition, metric, unit, value).
   json  everything the HTML shows, as data (format netbench-report/1).
 md, csv and json go to standard output unless -o is given.
 

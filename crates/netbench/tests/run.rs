@@ -146,7 +146,7 @@ fn a_left_out_server_is_reported_and_the_store_can_be_read_back() {
     let csv = std::fs::read_to_string(dir.join("out/r.csv")).unwrap();
     assert_eq!(
         csv.lines().next(),
-        Some("run,suite,test,connections,server,repetition,metric,unit,value")
+        Some("run,suite,test,protocol,connections,server,repetition,metric,unit,value")
     );
     // The run keeps the suite file as written and the repetitions it was
     // given beside it.

@@ -183,6 +183,29 @@
     },
   });
 
+  // A dashed line across the bars at the chart's reference figure (100%,
+  // no change, on a chart of shares of a server's own baseline), so a bar
+  // reads at a glance as a cost or a gain.
+  const referenceLine = (spec) => ({
+    id: 'referenceLine',
+    afterDatasetsDraw(chart) {
+      if (spec.reference == null) return;
+      const x = chart.scales.x.getPixelForValue(spec.reference);
+      const area = chart.chartArea;
+      if (!(x >= area.left && x <= area.right)) return;
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.strokeStyle = '#5b6474';
+      ctx.lineWidth = 1;
+      ctx.setLineDash([4, 3]);
+      ctx.beginPath();
+      ctx.moveTo(x, area.top);
+      ctx.lineTo(x, area.bottom);
+      ctx.stroke();
+      ctx.restore();
+    },
+  });
+
   function ranked(canvas) {
     const spec = RANKED[Number(canvas.dataset.index)];
     const bars = spec.bars;
@@ -194,7 +217,8 @@
     // times the largest bar and a longer whisker is cut at its end (the
     // tooltip gives both ends), so one wide interval does not shrink every
     // bar.
-    const top = Math.max(...bars.map((b) => b.value));
+    // The reference line stays on the axis even when every bar is short of it.
+    const top = Math.max(...bars.map((b) => b.value), spec.reference == null ? 0 : spec.reference);
     const reach = Math.max(...bars.map((b) => (b.high == null ? b.value : b.high)));
     const dots = {
       type: 'scatter',
@@ -235,7 +259,7 @@
     new Chart(canvas, {
       type: 'barWithErrorBars',
       data: { labels: bars.map((b) => b.server + (b.tier != null ? '  T' + b.tier : '')), datasets: [dataset, dots] },
-      plugins: [tierBands(spec), barLabels(spec)],
+      plugins: [tierBands(spec), referenceLine(spec), barLabels(spec)],
       options: {
         indexAxis: 'y',
         layout: { padding: { right: room } },
@@ -243,7 +267,10 @@
           x: spec.log
             ? { type: 'logarithmic', title: { display: true, text: spec.unit }, ticks: { callback: (v) => logTick(v), maxRotation: 0 } }
             : { beginAtZero: true, max: reach > top * 1.3 ? roundUp(top * 1.3) : undefined,
-              title: { display: true, text: spec.unit }, ticks: { callback: (v) => tick(v), maxRotation: 0 } },
+              suggestedMax: spec.reference == null ? undefined : spec.reference,
+              title: { display: true, text: spec.unit },
+              // A chart of shares reads in percent on its axis as beside its bars.
+              ticks: { callback: (v) => (spec.figure === 'percent' ? Math.round(v * 100) + '%' : tick(v)), maxRotation: 0 } },
           y: { ticks: { autoSkip: false, font: { size: 11 } }, grid: { display: false } },
         },
         plugins: {

@@ -11,11 +11,20 @@
 //! cell is named by `startup_from_connections` and the test field), and the
 //! run's process mode (`process_fixed`, `process_fresh` or `process_reused`,
 //! every name field but the run's and suite's empty).
+//!
+//! The `protocol` column (after `test`) says what carried the test's
+//! requests (h1, tls, h2, h2c, grpc), on every row with a test. The
+//! protocols section's rows (issue 32) are the cell's metrics
+//! `vs_h1_ratio` (its median requests/s over the same server's HTTP/1.1
+//! cell's), `vs_h1_change_ci95_low` and `_high` (the interval of the
+//! change) and `vs_h1_told_apart`, with `vs_h2c_` in place of `vs_h1_` for
+//! gRPC against JSON over h2c.
 
 use std::io::{self, Write};
 
 use crate::kinds::facts_metrics;
 use crate::model::{RepetitionFigures, Report};
+use crate::protocols::ProtocolRow;
 use crate::startup::ServerStartUp;
 
 /// The metrics of a good repetition: name, unit, value.
@@ -77,13 +86,15 @@ fn metrics(f: &RepetitionFigures) -> Vec<(String, &'static str, f64)> {
 pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
     writeln!(
         out,
-        "run,suite,test,connections,server,repetition,metric,unit,value"
+        "run,suite,test,protocol,connections,server,repetition,metric,unit,value"
     )?;
+    let protocol = |test: &str| r.protocol_of(test).as_str();
     for rep in &r.repetitions {
         let prefix = [
             r.run.id.to_string(),
             field(&r.run.suite),
             field(&rep.test),
+            protocol(&rep.test).to_string(),
             rep.connections.to_string(),
             field(&rep.server),
             rep.repetition.to_string(),
@@ -105,19 +116,35 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
         if let Some(tier) = c.stats.tier {
             writeln!(
                 out,
-                "{run},{},{},{},,tier,rank,{tier}",
+                "{run},{},{},{},{},,tier,rank,{tier}",
                 field(&c.test),
+                protocol(&c.test),
                 c.connections,
                 field(&c.server)
             )?;
         }
     }
+    for p in &r.protocols {
+        for (name, unit, value) in protocol_metrics(p) {
+            writeln!(
+                out,
+                "{run},{},{},{},{},,{name},{unit},{value}",
+                field(&p.test),
+                p.protocol.as_str(),
+                p.connections,
+                field(&p.server)
+            )?;
+        }
+    }
     for s in &r.startup.servers {
-        let test = s.test.as_deref().map(field).unwrap_or_default();
+        let (test, proto) = match s.test.as_deref() {
+            Some(t) => (field(t), protocol(t)),
+            None => (String::new(), ""),
+        };
         for (name, unit, value) in startup_metrics(s) {
             writeln!(
                 out,
-                "{run},{test},,{},,{},{unit},{value}",
+                "{run},{test},{proto},,{},,{},{unit},{value}",
                 field(&s.server),
                 field(&name)
             )?;
@@ -126,9 +153,27 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
     let mode = serde_json::to_value(r.startup.process).unwrap_or_default();
     writeln!(
         out,
-        "{run},,,,,process_{},bool,1",
+        "{run},,,,,,process_{},bool,1",
         mode.as_str().unwrap_or("unknown")
     )
+}
+
+/// A protocol row's figures, named by its baseline's protocol: the ratio
+/// of the medians, the interval of the change (when there is one) and
+/// whether it tells the two apart.
+fn protocol_metrics(p: &ProtocolRow) -> Vec<(String, &'static str, f64)> {
+    let vs = format!("vs_{}", p.baseline_protocol.as_str());
+    let mut m = vec![(format!("{vs}_ratio"), "ratio", p.ratio)];
+    if let Some((lo, hi)) = p.change_ci95 {
+        m.push((format!("{vs}_change_ci95_low"), "fraction", lo));
+        m.push((format!("{vs}_change_ci95_high"), "fraction", hi));
+    }
+    m.push((
+        format!("{vs}_told_apart"),
+        "bool",
+        if p.told_apart { 1.0 } else { 0.0 },
+    ));
+    m
 }
 
 /// A server's start-up figures: name, unit, value (only those it has).
@@ -215,23 +260,23 @@ mod tests {
         write_csv(&mut out, &report).unwrap();
         let csv = String::from_utf8(out).unwrap();
         // One repetition each: never told apart.
-        assert!(csv.contains("\n1,t,blank,8,a,,tier,rank,1\n"), "{csv}");
-        assert!(csv.contains("\n1,t,blank,8,b,,tier,rank,1\n"), "{csv}");
+        assert!(csv.contains("\n1,t,blank,h1,8,a,,tier,rank,1\n"), "{csv}");
+        assert!(csv.contains("\n1,t,blank,h1,8,b,,tier,rank,1\n"), "{csv}");
         for row in [
-            "1,t,blank,,a,,startup_ready,s,0.5",
-            "1,t,blank,,a,,startup_from_connections,count,8",
-            "1,t,blank,,a,,startup_first_1s_requests_per_s,1/s,200",
-            "1,t,blank,,a,,startup_curve_covers,s,3",
-            "1,t,blank,,a,,startup_steady_after,s,3.5",
-            "1,t,blank,,a,,startup_unsettled_cells,count,0",
-            "1,t,blank,,a,,startup_class_warmed,bool,1",
-            "1,t,,,,,process_fresh,bool,1",
+            "1,t,blank,h1,,a,,startup_ready,s,0.5",
+            "1,t,blank,h1,,a,,startup_from_connections,count,8",
+            "1,t,blank,h1,,a,,startup_first_1s_requests_per_s,1/s,200",
+            "1,t,blank,h1,,a,,startup_curve_covers,s,3",
+            "1,t,blank,h1,,a,,startup_steady_after,s,3.5",
+            "1,t,blank,h1,,a,,startup_unsettled_cells,count,0",
+            "1,t,blank,h1,,a,,startup_class_warmed,bool,1",
+            "1,t,,,,,,process_fresh,bool,1",
         ] {
             assert!(csv.lines().any(|l| l == row), "{row}\n{csv}");
         }
         // b has no warm-up record and no ready time: no start-up rows.
         assert!(!csv.contains(",b,,startup_"), "{csv}");
-        assert!(csv.lines().all(|l| l.split(',').count() == 9), "{csv}");
+        assert!(csv.lines().all(|l| l.split(',').count() == 10), "{csv}");
     }
 
     #[test]

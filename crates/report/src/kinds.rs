@@ -606,7 +606,7 @@ mod tests {
         // Only b's repetition failed; a's idle one has no figures to list.
         assert_eq!(csv.matches(",failed,bool,1").count(), 1, "{csv}");
         assert!(
-            csv.contains("1,t,piped,10,a,1,pipeline_depth,count,16"),
+            csv.contains("1,t,piped,h1,10,a,1,pipeline_depth,count,16"),
             "{csv}"
         );
         let mut text = Vec::new();

@@ -32,6 +32,8 @@ mod model;
 mod network;
 mod offers;
 mod palette;
+mod protocols;
+mod protocols_view;
 mod ranked_view;
 pub mod ranking;
 mod resources;
@@ -78,6 +80,7 @@ pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;
 pub use markdown::write_markdown;
 pub use model::{build_report, Cell, Repetition, RepetitionFigures, Report, REPORT_FORMAT};
+pub use protocols::ProtocolRow;
 pub use resources::ServerUse;
 pub use spectrum::{Spectrum, SpectrumPoint};
 pub use startup::{

@@ -52,6 +52,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     for note in &r.run.notes {
         writeln!(out, "{note}\n")?;
     }
+    crate::protocols::write_markdown(out, &r.protocols)?;
     write_normalised(out, r)?;
     write_allocators(out, r)?;
     write_models(out, r)?;

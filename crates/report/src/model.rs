@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use netbench_engine::LoadResult;
 use netbench_records::{MeasurementStatus, RunDetail, Sample, ScenarioRecord, ServerRecord};
-use netbench_records::{Model, NetworkPath, Tier};
+use netbench_records::{Model, NetworkPath, Protocol, Tier};
 use serde::{Serialize, Serializer};
 
 use crate::flag::Flag;
@@ -48,6 +48,10 @@ pub struct Report {
     /// How the cells got their server process, and each server's start-up
     /// and warm-up (issue 28).
     pub startup: StartUp,
+    /// Each server's cells over TLS, HTTP/2, h2c and gRPC against its own
+    /// HTTP/1.1 ones (issue 32); left out of the JSON when the run has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<crate::protocols::ProtocolRow>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -191,6 +195,10 @@ pub struct VerifyCounts {
 pub struct TestInfo {
     pub name: String,
     pub connections: Vec<u32>,
+    /// What carried its requests (h1 for runs stored before contract 1.5).
+    pub protocol: Protocol,
+    /// HTTP/2 streams in flight per connection (1 otherwise).
+    pub streams: u32,
 }
 
 /// One server at one test and connection count, over its repetitions.
@@ -286,10 +294,15 @@ pub fn build_report(run: &RunDetail) -> Report {
     for (name, conns) in &table.rows {
         match tests.iter_mut().find(|t| &t.name == name) {
             Some(t) => t.connections.push(*conns),
-            None => tests.push(TestInfo {
-                name: name.clone(),
-                connections: vec![*conns],
-            }),
+            None => {
+                let scenario = run.scenarios.iter().find(|s| &s.name == name);
+                tests.push(TestInfo {
+                    name: name.clone(),
+                    connections: vec![*conns],
+                    protocol: scenario.map_or(Protocol::H1, |s| s.protocol),
+                    streams: scenario.map_or(1, |s| s.streams),
+                })
+            }
         }
     }
     let peaks = peaks_by_server(
@@ -398,6 +411,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         }
     }
     fill_rss_per_connection(&mut cells);
+    let protocols = crate::protocols::protocol_rows(&run.scenarios, &columns, &cells);
     let kinds = crate::kinds::build_kinds(run, &columns);
     let startup = start_up(run, &columns, &table.rows);
 
@@ -436,6 +450,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         cells,
         repetitions,
         startup,
+        protocols,
     }
 }
 
@@ -476,6 +491,15 @@ impl Report {
                 })
                 .collect(),
         }
+    }
+
+    /// What carried a test's requests: its scenario's protocol, HTTP/1.1
+    /// for a test the run's scenarios do not name (stored before them).
+    pub fn protocol_of(&self, test: &str) -> Protocol {
+        self.scenarios
+            .iter()
+            .find(|s| s.name == test)
+            .map_or(Protocol::H1, |s| s.protocol)
     }
 
     /// The cell of `server` at `test` and `connections`.

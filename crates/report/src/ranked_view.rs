@@ -45,6 +45,11 @@ pub(crate) enum Measure {
     /// Short-lived requests/s as a share of the server's own keep-alive
     /// figure: how much of it survives new connections, most first.
     ShortKept,
+    /// Requests/s over a protocol (TLS, h2, h2c, gRPC) as a share of the
+    /// server's own over HTTP/1.1 (protocols.rs's rows), most first.
+    ProtocolVsH1,
+    /// gRPC's requests/s as a share of the server's own JSON over h2c.
+    ProtocolVsH2c,
 }
 
 impl Measure {
@@ -52,15 +57,23 @@ impl Measure {
     fn lower_first(self) -> bool {
         !matches!(
             self,
-            Measure::Throughput | Measure::Cpu | Measure::Efficiency | Measure::ShortKept
+            Measure::Throughput
+                | Measure::Cpu
+                | Measure::Efficiency
+                | Measure::ShortKept
+                | Measure::ProtocolVsH1
+                | Measure::ProtocolVsH2c
         )
     }
 
     /// Whether the first bar leads, so the others are shown as a share of
     /// it; CPU busy is a cost of the throughput, not a race, and a share
-    /// of keep-alive is a share already.
+    /// of keep-alive or of HTTP/1.1 is a share already.
     fn has_leader(self) -> bool {
-        !matches!(self, Measure::Cpu | Measure::ShortKept)
+        !matches!(
+            self,
+            Measure::Cpu | Measure::ShortKept | Measure::ProtocolVsH1 | Measure::ProtocolVsH2c
+        )
     }
 
     /// The start of its canvas's id; not `latency`, which the spectrum's
@@ -78,6 +91,8 @@ impl Measure {
             Measure::StormConnect => "storm-connect",
             Measure::FixedCpu => "fixed-cpu",
             Measure::ShortKept => "short-lived",
+            Measure::ProtocolVsH1 => "vs-h1",
+            Measure::ProtocolVsH2c => "vs-h2c",
         }
     }
 
@@ -95,6 +110,8 @@ impl Measure {
             Measure::StormConnect => "p99 connect latency (ms, log scale)",
             Measure::FixedCpu => "server CPU per request (µs)",
             Measure::ShortKept => "share of its keep-alive requests/s",
+            Measure::ProtocolVsH1 => "share of its HTTP/1.1 requests/s",
+            Measure::ProtocolVsH2c => "share of its JSON-over-h2c requests/s",
         }
     }
 
@@ -102,7 +119,7 @@ impl Measure {
     fn figure(self) -> &'static str {
         match self {
             Measure::Latency | Measure::StormConnect => "ms",
-            Measure::ShortKept => "percent",
+            Measure::ShortKept | Measure::ProtocolVsH1 | Measure::ProtocolVsH2c => "percent",
             _ => "plain",
         }
     }
@@ -112,6 +129,7 @@ impl Measure {
         match self {
             Measure::Throughput => "95% CI",
             Measure::StormConnect => "p50 to the slowest connect",
+            Measure::ProtocolVsH1 | Measure::ProtocolVsH2c => "95% CI",
             _ => "repetitions",
         }
     }
@@ -206,6 +224,10 @@ pub(crate) struct RankedChart {
     /// Whether the throughput bars are normalised by the machine-speed
     /// control.
     pub normalised: bool,
+    /// A figure the page marks across the bars with a dashed line: 100%
+    /// (no change) on a chart of shares of a server's own baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<f64>,
     pub bars: Vec<RankedBar>,
     pub models: Vec<LegendModel>,
 }
@@ -300,6 +322,7 @@ pub(crate) fn rank(
         figure: measure.figure(),
         whisker: measure.whisker(),
         normalised: measure == Measure::Throughput && bars.iter().any(|b| b.raw.is_some()),
+        reference: matches!(measure, Measure::ProtocolVsH1 | Measure::ProtocolVsH2c).then_some(1.0),
         bars,
         models,
     })

@@ -78,6 +78,10 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out)?;
         crate::network::write_markdown(out, &p)?;
     }
+    if !r.protocols.is_empty() {
+        writeln!(out)?;
+        crate::protocols::write_markdown(out, &r.protocols)?;
+    }
     // The other kinds' tables.
     if !r.kinds.is_empty() {
         writeln!(out)?;

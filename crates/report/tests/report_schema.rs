@@ -292,3 +292,147 @@ fn the_html_report_has_a_section_and_charts_per_kind() {
     }
     assert!(md.contains("rows: P pipelined"), "{md}");
 }
+
+/// Issue 32: a run over HTTP/1.1, TLS, h2c and gRPC, whose report carries
+/// each test's protocol and streams and the protocols section's rows.
+#[test]
+fn a_report_with_protocols_matches_the_schema() {
+    let scenario =
+        |pos: u32, name: &str, endpoint: &str, protocol: Protocol, streams: u32| ScenarioRecord {
+            endpoint: endpoint.into(),
+            protocol,
+            streams,
+            ..fixtures::scenario(pos, name, &[100])
+        };
+    let reps = |test: &str, rps: [f64; 2]| {
+        rps.into_iter()
+            .enumerate()
+            .map(|(i, v)| fixtures::ok(fixtures::key("s", test, 100, i as u32 + 1), v))
+            .collect::<Vec<_>>()
+    };
+    let run = RunDetail {
+        scenarios: vec![
+            scenario(0, "blank-h1", "blank", Protocol::H1, 1),
+            scenario(1, "blank-tls", "blank", Protocol::Tls, 1),
+            scenario(2, "work-h1", "work", Protocol::H1, 1),
+            scenario(3, "work-h2c", "work", Protocol::H2c, 10),
+            scenario(4, "work-grpc", "work", Protocol::Grpc, 10),
+        ],
+        servers: vec![fixtures::server("s", "")],
+        measurements: [
+            reps("blank-h1", [1000.0, 1020.0]),
+            reps("blank-tls", [800.0, 810.0]),
+            reps("work-h1", [500.0, 510.0]),
+            reps("work-h2c", [600.0, 590.0]),
+            // One good repetition: a ratio without an interval (null).
+            reps("work-grpc", [400.0, 0.0])[..1].to_vec(),
+        ]
+        .concat(),
+        ..fixtures::run(1, "protocols")
+    };
+    let json = serde_json::to_value(build_report(&run)).unwrap();
+    let v = validator();
+    let problems: Vec<String> = v
+        .iter_errors(&json)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}\n{json:#}");
+    let tests: Vec<(&str, u64)> = json["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["protocol"].as_str().unwrap(),
+                t["streams"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tests,
+        [("h1", 1), ("tls", 1), ("h1", 1), ("h2c", 10), ("grpc", 10)]
+    );
+    let rows: Vec<(&str, &str)> = json["protocols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["test"].as_str().unwrap(),
+                r["baseline_test"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("blank-tls", "blank-h1"),
+            ("work-h2c", "work-h1"),
+            ("work-grpc", "work-h1"),
+            ("work-grpc", "work-h2c")
+        ]
+    );
+    assert_eq!(json["protocols"][3]["change_ci95"], Value::Null);
+    assert_eq!(
+        json["protocols"][0]["change_ci95"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let mut bad = json.clone();
+    bad["tests"][1]["protocol"] = "h3".into();
+    assert!(!v.is_valid(&bad));
+    let mut bad = json.clone();
+    bad["protocols"][0]["baseline_protocol"] = "tls".into();
+    assert!(!v.is_valid(&bad));
+    let mut bad = json;
+    bad["protocols"][0]["surprise"] = 1.into();
+    assert!(!v.is_valid(&bad));
+
+    // The HTML has the section, the Markdown its table, the CSV the
+    // protocol of every row and the section's figures.
+    let report = build_report(&run);
+    let mut html = Vec::new();
+    netbench_report::write_html(&mut html, &report).unwrap();
+    let html = String::from_utf8(html).unwrap();
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("protocols-report.html");
+    std::fs::write(&out, &html).unwrap();
+    assert!(html.contains("<section id=\"protocols\">"));
+    assert!(html.contains("<a href=\"#protocols\">Protocols</a>"));
+    let mut md = Vec::new();
+    netbench_report::write_markdown(&mut md, &report).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("#### Protocols"), "{md}");
+    assert!(md.contains("| server (work at 100 conn.) |"), "{md}");
+    let mut csv = Vec::new();
+    netbench_report::write_csv(&mut csv, &report).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(
+        csv.starts_with("run,suite,test,protocol,connections,"),
+        "{csv}"
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("1,protocols,work-grpc,grpc,100,s,1,requests_per_s,")),
+        "{csv}"
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l == "1,protocols,work-grpc,grpc,100,s,,vs_h2c_told_apart,bool,0"),
+        "{csv}"
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("1,protocols,blank-tls,tls,100,s,,vs_h1_ratio,ratio,0.79")),
+        "{csv}"
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l
+                .starts_with("1,protocols,blank-tls,tls,100,s,,vs_h1_change_ci95_low,fraction,-")),
+        "{csv}"
+    );
+    assert!(csv.lines().all(|l| l.split(',').count() == 10), "{csv}");
+}

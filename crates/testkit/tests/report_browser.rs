@@ -357,7 +357,7 @@ fn reports_render_in_chromium_with_every_chart_drawn() {
         .filter(|r| r.contains(",requests_per_s,"))
         .count();
     assert_eq!(rps_rows, 3 * 8);
-    assert!(rows.iter().all(|r| r.split(',').count() == 9), "{csv}");
+    assert!(rows.iter().all(|r| r.split(',').count() == 10), "{csv}");
 
     let json = serde_json::to_value(&a).unwrap();
     assert_eq!(json["format"], "netbench-report/1");
