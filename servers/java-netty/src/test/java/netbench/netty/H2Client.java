@@ -89,6 +89,7 @@ final class H2Client implements AutoCloseable {
     List<FullHttpResponse> send(List<FullHttpRequest> requests) throws Exception {
         List<CompletableFuture<FullHttpResponse>> answers = new ArrayList<>();
         for (FullHttpRequest req : requests) {
+            String what = req.method() + " " + req.uri();
             CompletableFuture<FullHttpResponse> answer = new CompletableFuture<>();
             answers.add(answer);
             Http2StreamChannel stream = new Http2StreamChannelBootstrap(connection)
@@ -105,12 +106,12 @@ final class H2Client implements AutoCloseable {
 
                                         @Override
                                         public void channelInactive(ChannelHandlerContext ctx) {
-                                            answer.completeExceptionally(new IllegalStateException("stream closed without an answer"));
+                                            answer.completeExceptionally(new IllegalStateException(what + ": stream closed without an answer"));
                                         }
 
                                         @Override
                                         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-                                            answer.completeExceptionally(cause);
+                                            answer.completeExceptionally(new IllegalStateException(what + ": " + cause, cause));
                                         }
                                     });
                         }

@@ -167,6 +167,25 @@ class ProtocolsTest {
         }
     }
 
+    /** An upload over 16 MiB ends its stream with 413, and the connection goes on serving others. */
+    @Test
+    void h2cRefusesATooLargeUpload() throws Exception {
+        try (H2Client h2 = new H2Client(new InetSocketAddress(LOOPBACK, server.h2cAddress().getPort()), false)) {
+            List<FullHttpResponse> refused = h2.send(List.of(request(HttpMethod.POST, "/upload", new byte[17 * 1024 * 1024])));
+            try {
+                assertEquals(413, refused.get(0).status().code());
+            } finally {
+                refused.forEach(FullHttpResponse::release);
+            }
+            List<FullHttpResponse> after = h2.send(List.of(request(HttpMethod.GET, "/blank", null)));
+            try {
+                assertEquals("OK", text(after.get(0)));
+            } finally {
+                after.forEach(FullHttpResponse::release);
+            }
+        }
+    }
+
     private static void assertUpload(byte[] body, FullHttpResponse r) throws Exception {
         assertEquals(200, r.status().code(), text(r));
         JsonNode answer = JSON.readTree(text(r));
