@@ -5,7 +5,13 @@
  * spreads connections over the loops and a connection stays on the loop that
  * accepted it. Unset: one per CPU available to the process.
  * Optional first argument: "0" makes GET / act as /blank, "1" makes POST / act
- * as /work. */
+ * as /work.
+ *
+ * Contract 1.5: TLS_PORT (with TLS_CERT and TLS_KEY) opens a TLS listener whose
+ * OpenSSL context h2o drives, ALPN h2 or http/1.1 (h2o_alpn_protocols);
+ * H2C_PORT opens another cleartext listener, where h2o's HTTP/1 handler hands a
+ * connection that starts with the HTTP/2 preface to its HTTP/2 handler (prior
+ * knowledge). Each loop gets its own SO_REUSEPORT socket on every port. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netdb.h>
@@ -19,6 +25,8 @@
 #include <unistd.h>
 
 #include <h2o.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "work.h"
 
@@ -27,14 +35,19 @@
 #define MAX_BODY (1024 * 1024)
 
 static h2o_globalconf_t config;
+static SSL_CTX *ssl_ctx; /* NULL without TLS_PORT */
 static int root_mode = -1; /* -1: / is unknown; 0: / is /blank; 1: / is /work */
+
+/* The ports a loop listens on; a port whose variable is unset has no socket. */
+enum { LISTEN_HTTP, LISTEN_TLS, LISTEN_H2C, LISTEN_COUNT };
 
 struct worker {
     pthread_t thread;
-    int fd; /* this loop's listening socket */
+    int fds[LISTEN_COUNT]; /* this loop's listening sockets, -1 for a port not opened */
     h2o_evloop_t *loop;
     h2o_context_t ctx;
-    h2o_accept_ctx_t accept_ctx;
+    h2o_accept_ctx_t accept_ctx;     /* cleartext: HTTP/1.1, and HTTP/2 by prior knowledge */
+    h2o_accept_ctx_t tls_accept_ctx; /* the same with the TLS context */
 };
 
 static int send_body(h2o_req_t *req, int status, const char *reason, const char *type, const char *body, size_t len)
@@ -77,13 +90,13 @@ static void on_accept(h2o_socket_t *listener, const char *err)
 {
     if (err != NULL)
         return;
-    struct worker *w = listener->data;
+    h2o_accept_ctx_t *accept_ctx = listener->data;
     /* Up to 16 connections per wake-up, as h2o's own server does. */
     for (int i = 0; i < 16; i++) {
         h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
         if (sock == NULL)
             return;
-        h2o_accept(&w->accept_ctx, sock);
+        h2o_accept(accept_ctx, sock);
     }
 }
 
@@ -94,9 +107,15 @@ static void *run_loop(void *arg)
     h2o_context_init(&w->ctx, w->loop, &config);
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = config.hosts;
-    h2o_socket_t *listener = h2o_evloop_socket_create(w->loop, w->fd, H2O_SOCKET_FLAG_DONT_READ);
-    listener->data = w;
-    h2o_socket_read_start(listener, on_accept);
+    w->tls_accept_ctx = w->accept_ctx;
+    w->tls_accept_ctx.ssl_ctx = ssl_ctx;
+    for (int i = 0; i < LISTEN_COUNT; i++) {
+        if (w->fds[i] < 0)
+            continue;
+        h2o_socket_t *listener = h2o_evloop_socket_create(w->loop, w->fds[i], H2O_SOCKET_FLAG_DONT_READ);
+        listener->data = i == LISTEN_TLS ? &w->tls_accept_ctx : &w->accept_ctx;
+        h2o_socket_read_start(listener, on_accept);
+    }
     while (h2o_evloop_run(w->loop, INT32_MAX) == 0)
         ;
     fprintf(stderr, "event loop failed: %s\n", strerror(errno));
@@ -115,6 +134,23 @@ static int listen_on(const struct addrinfo *ai)
         return -1;
     }
     return fd;
+}
+
+/* The TLS context for TLS_PORT: OpenSSL's defaults for a server, the
+ * certificate chain and key the runner gave, and ALPN h2 or http/1.1 chosen by
+ * h2o's own callback. NULL (after saying why) on failure. */
+static SSL_CTX *make_ssl_ctx(const char *cert, const char *key)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL || SSL_CTX_use_certificate_chain_file(ctx, cert) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+        fprintf(stderr, "TLS_CERT=%s, TLS_KEY=%s: ", cert, key);
+        ERR_print_errors_fp(stderr);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    h2o_ssl_register_alpn_protocols(ctx, h2o_alpn_protocols);
+    return ctx;
 }
 
 /* CPUs this process may run on (follows taskset/cgroup cpusets), else online CPUs. */
@@ -152,11 +188,27 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
-    int err = getaddrinfo(host, port, &hints, &ai);
-    if (err != 0) {
-        fprintf(stderr, "cannot resolve %s:%s: %s\n", host, port, gai_strerror(err));
-        return 1;
+    /* The ports in the order of LISTEN_*; unset or empty: not opened. */
+    const char *ports[LISTEN_COUNT] = {port, getenv("TLS_PORT"), getenv("H2C_PORT")};
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+    struct addrinfo *addrs[LISTEN_COUNT] = {NULL};
+    for (int l = 0; l < LISTEN_COUNT; l++) {
+        if (ports[l] == NULL || *ports[l] == '\0')
+            continue;
+        int err = getaddrinfo(host, ports[l], &hints, &addrs[l]);
+        if (err != 0) {
+            fprintf(stderr, "cannot resolve %s:%s: %s\n", host, ports[l], gai_strerror(err));
+            return 1;
+        }
+    }
+    if (addrs[LISTEN_TLS] != NULL) {
+        const char *cert = getenv("TLS_CERT"), *key = getenv("TLS_KEY");
+        if (cert == NULL || *cert == '\0' || key == NULL || *key == '\0') {
+            fprintf(stderr, "TLS_PORT needs TLS_CERT and TLS_KEY\n");
+            return 2;
+        }
+        if ((ssl_ctx = make_ssl_ctx(cert, key)) == NULL)
+            return 1;
     }
 
     signal(SIGPIPE, SIG_IGN);
@@ -169,12 +221,18 @@ int main(int argc, char **argv)
 
     struct worker *workers = calloc((size_t)threads, sizeof(*workers));
     for (int i = 0; i < threads; i++) {
-        if ((workers[i].fd = listen_on(ai)) < 0) {
-            fprintf(stderr, "cannot listen on %s:%s: %s\n", host, port, strerror(errno));
-            return 1;
+        for (int l = 0; l < LISTEN_COUNT; l++) {
+            workers[i].fds[l] = -1;
+            if (addrs[l] != NULL && (workers[i].fds[l] = listen_on(addrs[l])) < 0) {
+                fprintf(stderr, "cannot listen on %s:%s: %s\n", host, ports[l], strerror(errno));
+                return 1;
+            }
         }
     }
-    freeaddrinfo(ai);
+    for (int l = 0; l < LISTEN_COUNT; l++) {
+        if (addrs[l] != NULL)
+            freeaddrinfo(addrs[l]);
+    }
     /* SIGTERM keeps its default action and ends the process: nothing to clean up. */
     for (int i = 1; i < threads; i++) {
         if (pthread_create(&workers[i].thread, NULL, run_loop, &workers[i]) != 0) {

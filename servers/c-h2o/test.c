@@ -1,10 +1,14 @@
 /* Tests: the date rules and the /work computation (against contract/fixtures),
- * then bin/server itself, started on a free port in every variant, over raw
- * sockets. Ends with "N passed, N failed"; exit status 1 on any failure. */
+ * then bin/server itself, started on free ports in every variant, over raw
+ * sockets: HTTP/1.1 in the clear and over TLS (OpenSSL, a certificate made by
+ * the openssl tool for the run), HTTP/2 over TLS and with prior knowledge
+ * (frames written and read here, many streams at once). Ends with "N passed,
+ * N failed"; exit status 1 on any failure. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <openssl/ssl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -200,6 +204,7 @@ static void test_work(void)
 
 struct conn {
     int fd;
+    SSL *ssl; /* NULL in the clear */
     char buf[1 << 17];
     size_t len;
 };
@@ -225,6 +230,7 @@ static int free_port(void)
 static int dial(int port, struct conn *c)
 {
     c->len = 0;
+    c->ssl = NULL;
     c->fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     struct timeval tv = {.tv_sec = 5};
@@ -237,10 +243,25 @@ static int dial(int port, struct conn *c)
     return 0;
 }
 
+/* Reads what is there (at most n bytes): > 0, or <= 0 on EOF, error or timeout. */
+static ssize_t rd(struct conn *c, void *buf, size_t n)
+{
+    return c->ssl ? SSL_read(c->ssl, buf, (int)n) : recv(c->fd, buf, n, 0);
+}
+
+static void hangup(struct conn *c)
+{
+    if (c->ssl != NULL) {
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+    }
+    close(c->fd);
+}
+
 static void put(struct conn *c, const char *s, size_t n)
 {
     while (n > 0) {
-        ssize_t w = send(c->fd, s, n, MSG_NOSIGNAL);
+        ssize_t w = c->ssl ? SSL_write(c->ssl, s, (int)n) : send(c->fd, s, n, MSG_NOSIGNAL);
         if (w <= 0)
             return;
         s += w;
@@ -283,7 +304,7 @@ static int get(struct conn *c, struct resp *r)
             break;
         if (c->len >= sizeof(c->buf) - 1)
             return -1;
-        ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
+        ssize_t n = rd(c, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
         if (n <= 0)
             return -1;
         c->len += (size_t)n;
@@ -302,7 +323,7 @@ static int get(struct conn *c, struct resp *r)
     if (want >= sizeof(r->body))
         return -1;
     while (c->len < start + want) {
-        ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
+        ssize_t n = rd(c, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
         if (n <= 0)
             return -1;
         c->len += (size_t)n;
@@ -328,14 +349,32 @@ static int is_imf_fixdate(const char *s)
     return strlen(s) == 29 && e != NULL && *e == '\0';
 }
 
+/* The certificate and key the server is given (contract 1.5: PEM, the key PKCS#8). */
+static char tls_dir[64], cert_file[96], key_file[96];
+
+/* The TLS and h2c ports the next start() opens besides PORT (0: none). */
+static int tls_port, h2c_port;
+
+static void set_port(const char *name, int port)
+{
+    char p[16];
+    snprintf(p, sizeof(p), "%d", port);
+    if (port > 0)
+        setenv(name, p, 1);
+    else
+        unsetenv(name);
+}
+
 static pid_t start(int port, const char *variant, const char *arg)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        char p[16];
-        snprintf(p, sizeof(p), "%d", port);
         setenv("HOST", "127.0.0.1", 1);
-        setenv("PORT", p, 1);
+        set_port("PORT", port);
+        set_port("TLS_PORT", tls_port);
+        set_port("H2C_PORT", h2c_port);
+        setenv("TLS_CERT", cert_file, 1);
+        setenv("TLS_KEY", key_file, 1);
         if (variant != NULL)
             setenv(VARIANT_VAR, variant, 1);
         else
@@ -372,11 +411,307 @@ static void stop(pid_t pid, const char *what)
     }
 }
 
+/* ---- TLS and HTTP/2 ---- */
+
+static SSL_CTX *client_ctx;
+
+/* A self-signed certificate for localhost and 127.0.0.1 in a temporary folder,
+ * made by the openssl tool, and a client context that trusts only it. */
+static int make_certificate(void)
+{
+    strcpy(tls_dir, "/tmp/c-h2o-test.XXXXXX");
+    if (mkdtemp(tls_dir) == NULL)
+        return -1;
+    snprintf(cert_file, sizeof(cert_file), "%s/cert.pem", tls_dir);
+    snprintf(key_file, sizeof(key_file), "%s/key.pem", tls_dir);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout %s -out %s "
+             "-days 2 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 "
+             "-addext basicConstraints=critical,CA:FALSE 2>/dev/null",
+             key_file, cert_file);
+    if (system(cmd) != 0)
+        return -1;
+    client_ctx = SSL_CTX_new(TLS_client_method());
+    if (client_ctx == NULL || SSL_CTX_load_verify_locations(client_ctx, cert_file, NULL) != 1)
+        return -1;
+    SSL_CTX_set_verify(client_ctx, SSL_VERIFY_PEER, NULL);
+    return 0;
+}
+
+static void remove_certificate(void)
+{
+    unlink(cert_file);
+    unlink(key_file);
+    rmdir(tls_dir);
+    SSL_CTX_free(client_ctx);
+}
+
+/* Dials the TLS port and shakes hands as "localhost", offering the ALPN list
+ * `alpn` (wire format; NULL: no ALPN). The protocol the server chose goes to
+ * `chosen` ("" for none). */
+static int dial_tls(int port, struct conn *c, const char *alpn, size_t alpn_len, char *chosen, size_t cap)
+{
+    if (dial(port, c) != 0)
+        return -1;
+    c->ssl = SSL_new(client_ctx);
+    SSL_set_fd(c->ssl, c->fd);
+    SSL_set_tlsext_host_name(c->ssl, "localhost");
+    SSL_set1_host(c->ssl, "localhost");
+    if (alpn != NULL)
+        SSL_set_alpn_protos(c->ssl, (const unsigned char *)alpn, (unsigned)alpn_len);
+    if (SSL_connect(c->ssl) != 1 || SSL_get_verify_result(c->ssl) != X509_V_OK) {
+        hangup(c);
+        return -1;
+    }
+    const unsigned char *p;
+    unsigned n;
+    SSL_get0_alpn_selected(c->ssl, &p, &n);
+    snprintf(chosen, cap, "%.*s", (int)n, p ? (const char *)p : "");
+    return 0;
+}
+
+static int read_full(struct conn *c, unsigned char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = rd(c, buf, n);
+        if (r <= 0)
+            return -1;
+        buf += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+enum { H2_DATA = 0, H2_HEADERS = 1, H2_RST_STREAM = 3, H2_SETTINGS = 4, H2_PING = 6, H2_GOAWAY = 7 };
+enum { H2_END_STREAM = 0x1, H2_ACK = 0x1, H2_END_HEADERS = 0x4, H2_PADDED = 0x8, H2_PRIORITY = 0x20 };
+
+static void h2_frame(struct conn *c, int type, int flags, unsigned id, const void *payload, size_t n)
+{
+    unsigned char h[9] = {n >> 16, n >> 8, n, type, flags, (id >> 24) & 0x7f, id >> 16, id >> 8, id};
+    put(c, (const char *)h, 9);
+    put(c, payload, n);
+}
+
+/* A header field as an HPACK literal without indexing whose name is static
+ * table entry `index` (below 15), its value raw (shorter than 127 bytes). */
+static size_t hpack_literal(unsigned char *p, int index, const char *value)
+{
+    size_t n = strlen(value);
+    p[0] = (unsigned char)index;
+    p[1] = (unsigned char)n;
+    memcpy(p + 2, value, n);
+    return n + 2;
+}
+
+/* :status from the start of a response's header block: h2o writes it first,
+ * indexed from the static table or as a literal of three raw digits. */
+static int hpack_status(const unsigned char *p, size_t n)
+{
+    static const int indexed[15] = {[8] = 200, [9] = 204, [10] = 206, [11] = 304, [12] = 400, [13] = 404, [14] = 500};
+    if (n >= 1 && (p[0] & 0x80) && (p[0] & 0x7f) >= 8 && (p[0] & 0x7f) <= 14)
+        return indexed[p[0] & 0x7f];
+    if (n >= 5 && (p[0] == 0x08 || p[0] == 0x18 || p[0] == 0x48) && p[1] == 3)
+        return (p[2] - '0') * 100 + (p[3] - '0') * 10 + (p[4] - '0');
+    return -1;
+}
+
+struct h2_call {
+    const char *path;
+    const char *body; /* NULL: GET */
+    int status;       /* the answer: -1 until its headers come, -2 when reset */
+    char answer[4096];
+    size_t answer_len;
+    int done;
+};
+
+/* Opens an HTTP/2 connection on c (the preface and an empty SETTINGS), sends
+ * every call at once, each on its own stream, then reads frames until all are
+ * answered. The server's SETTINGS_MAX_CONCURRENT_STREAMS goes to *max_streams
+ * (0 when it sent none). Returns 0, or -1 when the connection failed first. */
+static int h2_calls(struct conn *c, int tls, struct h2_call *calls, int n, unsigned *max_streams)
+{
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    put(c, preface, sizeof(preface) - 1);
+    h2_frame(c, H2_SETTINGS, 0, 0, NULL, 0);
+    for (int i = 0; i < n; i++) {
+        unsigned char block[256];
+        size_t len = 0;
+        block[len++] = calls[i].body ? 0x83 : 0x82; /* :method POST or GET */
+        block[len++] = tls ? 0x87 : 0x86;           /* :scheme https or http */
+        len += hpack_literal(block + len, 4, calls[i].path);
+        len += hpack_literal(block + len, 1, "localhost"); /* :authority */
+        unsigned id = 2 * (unsigned)i + 1;
+        h2_frame(c, H2_HEADERS, H2_END_HEADERS | (calls[i].body ? 0 : H2_END_STREAM), id, block, len);
+        if (calls[i].body)
+            h2_frame(c, H2_DATA, H2_END_STREAM, id, calls[i].body, strlen(calls[i].body));
+        calls[i].status = -1;
+        calls[i].answer_len = 0;
+        calls[i].done = 0;
+    }
+    *max_streams = 0;
+    int open = n;
+    unsigned char h[9], payload[1 << 14];
+    while (open > 0) {
+        if (read_full(c, h, 9) != 0)
+            return -1;
+        size_t len = (size_t)h[0] << 16 | (size_t)h[1] << 8 | h[2];
+        int type = h[3], flags = h[4];
+        unsigned id = ((unsigned)h[5] & 0x7f) << 24 | (unsigned)h[6] << 16 | (unsigned)h[7] << 8 | h[8];
+        if (len > sizeof(payload) || read_full(c, payload, len) != 0)
+            return -1;
+        if (type == H2_SETTINGS && !(flags & H2_ACK)) {
+            for (size_t at = 0; at + 6 <= len; at += 6) {
+                if ((payload[at] << 8 | payload[at + 1]) == 3) /* SETTINGS_MAX_CONCURRENT_STREAMS */
+                    *max_streams = (unsigned)payload[at + 2] << 24 | (unsigned)payload[at + 3] << 16 |
+                                   (unsigned)payload[at + 4] << 8 | payload[at + 5];
+            }
+            h2_frame(c, H2_SETTINGS, H2_ACK, 0, NULL, 0);
+            continue;
+        }
+        if (type == H2_PING && !(flags & H2_ACK)) {
+            h2_frame(c, H2_PING, H2_ACK, 0, payload, len);
+            continue;
+        }
+        if (type == H2_GOAWAY)
+            return -1;
+        if (id == 0 || id % 2 == 0 || (id - 1) / 2 >= (unsigned)n)
+            continue;
+        struct h2_call *call = &calls[(id - 1) / 2];
+        if (call->done)
+            continue;
+        if (type == H2_HEADERS && call->status == -1) {
+            const unsigned char *p = payload;
+            size_t pl = len;
+            if (flags & H2_PADDED) {
+                size_t pad = p[0] + 1u;
+                if (pad > pl)
+                    return -1;
+                p++;
+                pl -= pad;
+            }
+            if (flags & H2_PRIORITY) {
+                p += 5;
+                pl -= 5;
+            }
+            call->status = hpack_status(p, pl);
+        } else if (type == H2_DATA) {
+            size_t take = len < sizeof(call->answer) - 1 - call->answer_len ? len : 0;
+            memcpy(call->answer + call->answer_len, payload, take);
+            call->answer_len += take;
+            call->answer[call->answer_len] = '\0';
+        } else if (type == H2_RST_STREAM) {
+            call->status = -2;
+            flags = H2_END_STREAM;
+        }
+        if ((type == H2_HEADERS || type == H2_DATA || type == H2_RST_STREAM) && (flags & H2_END_STREAM)) {
+            call->done = 1;
+            open--;
+        }
+    }
+    return 0;
+}
+
+/* Many streams at once on one HTTP/2 connection (already dialled): /blank,
+ * /echo and every work fixture, each answered right. */
+static void test_h2(struct conn *c, int tls, const char *name)
+{
+    enum { ROUNDS = 4 };
+    size_t per_round = 2 + nfixtures, n = ROUNDS * per_round;
+    struct h2_call *calls = calloc(n, sizeof(*calls));
+    char(*paths)[32] = calloc(n, sizeof(*paths));
+    for (size_t r = 0; r < ROUNDS; r++) {
+        struct h2_call *at = calls + r * per_round;
+        at[0].path = "/blank";
+        snprintf(paths[r], sizeof(paths[r]), "/echo/stream-%zu", r);
+        at[1].path = paths[r];
+        for (size_t i = 0; i < nfixtures; i++) {
+            at[2 + i].path = "/work";
+            at[2 + i].body = fixtures[i].body;
+        }
+    }
+    unsigned max_streams;
+    int ok = h2_calls(c, tls, calls, (int)n, &max_streams) == 0;
+    check(ok, "%s: %zu streams at once answered", name, n);
+    check(ok && max_streams >= 100, "%s: SETTINGS_MAX_CONCURRENT_STREAMS %u", name, max_streams);
+    for (size_t r = 0; ok && r < ROUNDS; r++) {
+        struct h2_call *at = calls + r * per_round;
+        check(at[0].status == 200 && strcmp(at[0].answer, "OK") == 0, "%s: /blank: %d %s", name, at[0].status,
+              at[0].answer);
+        check(at[1].status == 200 && strcmp(at[1].answer, paths[r] + 6) == 0, "%s: %s: %d %s", name, paths[r],
+              at[1].status, at[1].answer);
+        for (size_t i = 0; i < nfixtures; i++) {
+            struct h2_call *w = &at[2 + i];
+            if (fixtures[i].answer != NULL)
+                check(w->status == 200 &&
+                          json_text_equal(w->answer, w->answer_len, fixtures[i].answer, strlen(fixtures[i].answer)),
+                      "%s: work %s: %d %s", name, fixtures[i].name, w->status, w->answer);
+            else
+                check(w->status == 400, "%s: rejected %s: %d", name, fixtures[i].name, w->status);
+        }
+    }
+    free(paths);
+    free(calls);
+}
+
+/* HTTP/1.1 over TLS (ALPN http/1.1, then no ALPN), and h2 by ALPN. */
+static void test_tls(int port, const char *name)
+{
+    struct conn *c = malloc(sizeof(*c));
+    struct resp *r = malloc(sizeof(*r));
+    char chosen[32], v[256], req[70000];
+    if (dial_tls(port, c, "\x08http/1.1", 9, chosen, sizeof(chosen)) != 0) {
+        check(0, "%s: TLS handshake (ALPN http/1.1)", name);
+        goto out;
+    }
+    check(strcmp(chosen, "http/1.1") == 0, "%s: ALPN http/1.1 chosen, not '%s'", name, chosen);
+    int ok = roundtrip(c, "GET /blank HTTP/1.1\r\nHost: localhost\r\n\r\n", r) == 0;
+    check(ok && r->status == 200 && strcmp(r->body, "OK") == 0, "%s: GET /blank over TLS", name);
+    check(ok && header(r, "Date", v, sizeof(v)) && is_imf_fixdate(v), "%s: Date header over TLS", name);
+    snprintf(req, sizeof(req), "POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(fixtures[0].body), fixtures[0].body);
+    ok = roundtrip(c, req, r) == 0;
+    check(ok && r->status == 200 &&
+              json_text_equal(r->body, r->body_len, fixtures[0].answer, strlen(fixtures[0].answer)),
+          "%s: work over TLS: %d %s", name, r->status, r->body);
+    int good = 0;
+    for (int i = 0; i < 20; i++)
+        good += roundtrip(c, "GET /blank HTTP/1.1\r\nHost: localhost\r\n\r\n", r) == 0 && r->status == 200;
+    check(good == 20, "%s: keep-alive over TLS: %d of 20", name, good);
+    hangup(c);
+
+    if (dial_tls(port, c, NULL, 0, chosen, sizeof(chosen)) != 0) {
+        check(0, "%s: TLS handshake without ALPN", name);
+        goto out;
+    }
+    check(chosen[0] == '\0', "%s: no ALPN offered, '%s' chosen", name, chosen);
+    check(roundtrip(c, "GET /echo/no-alpn HTTP/1.1\r\nHost: localhost\r\n\r\n", r) == 0 && r->status == 200 &&
+              strcmp(r->body, "no-alpn") == 0,
+          "%s: HTTP/1.1 without ALPN", name);
+    hangup(c);
+
+    if (dial_tls(port, c, "\x02h2\x08http/1.1", 12, chosen, sizeof(chosen)) != 0) {
+        check(0, "%s: TLS handshake (ALPN h2)", name);
+        goto out;
+    }
+    check(strcmp(chosen, "h2") == 0, "%s: ALPN h2 chosen, not '%s'", name, chosen);
+    char what[64];
+    snprintf(what, sizeof(what), "%s: h2", name);
+    test_h2(c, 1, what);
+    hangup(c);
+out:
+    free(c);
+    free(r);
+}
+
 static void test_server(const char *variant)
 {
     const char *name = variant ? variant : "default";
-    int port = free_port();
+    int port = free_port(), tport = free_port(), hport = free_port();
+    tls_port = tport;
+    h2c_port = hport;
     pid_t pid = start(port, variant, NULL);
+    tls_port = h2c_port = 0;
     struct conn *c = malloc(sizeof(*c));
     struct resp *r = malloc(sizeof(*r));
     char v[256], req[70000];
@@ -451,6 +786,16 @@ static void test_server(const char *variant)
         check(ok && r->status == 413, "%s: 2 MiB body: %d", name, r->status);
         close(c->fd);
     }
+
+    test_tls(tport, name);
+    if (dial(hport, c) == 0) {
+        char what[64];
+        snprintf(what, sizeof(what), "%s: h2c", name);
+        test_h2(c, 0, what);
+        close(c->fd);
+    } else {
+        check(0, "%s: h2c port does not accept connections", name);
+    }
 out:
     stop(pid, name);
     free(c);
@@ -486,6 +831,10 @@ static void test_modes(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    if (make_certificate() != 0) {
+        fprintf(stderr, "cannot make a test certificate with openssl\n");
+        return 1;
+    }
     test_dates();
     load_fixtures();
     test_work();
@@ -496,6 +845,7 @@ int main(void)
     } else {
         check(0, "no work fixture: server tests not run");
     }
+    remove_certificate();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

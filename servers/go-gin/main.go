@@ -1,9 +1,11 @@
 // Command server is the netbench reference server for github.com/gin-gonic/gin.
 //
 // It follows contract/CONTRACT.md: it listens on HOST:PORT (defaults
-// 127.0.0.1 and 1234), serves /blank, /work and /echo/<text>, and exits on
-// SIGTERM. An optional first argument "0" or "1" makes "/" answer as /blank
-// or /work. The gin engine is served by a net/http Server with default settings.
+// 127.0.0.1 and 1234), serves /blank, /work and /echo/<text>, over TLS
+// and HTTP/2 on TLS_PORT and over h2c on H2C_PORT too when they are set
+// (contract 1.5's tls, h2 and h2c), and exits on SIGTERM. An optional first
+// argument "0" or "1" makes "/" answer as /blank or /work. The gin engine is
+// served by net/http Servers with default settings.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -41,21 +44,34 @@ func run() error {
 		}
 	}
 
+	engine := newHandler(root)
+	host := getenv("HOST", "127.0.0.1")
+
+	// PORT last: the runner takes an accepting socket as ready.
+	listeners, err := openProtocols(host, engine)
+	if err != nil {
+		return err
+	}
 	// JoinHostPort brackets an IPv6 address ("::1" becomes "[::1]:1234").
-	addr := net.JoinHostPort(getenv("HOST", "127.0.0.1"), getenv("PORT", "1234"))
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, getenv("PORT", "1234")))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr, "go-gin listening on", ln.Addr())
-
-	srv := &http.Server{Handler: newHandler(root)}
+	srv := &http.Server{Handler: engine}
+	listeners = append(listeners, listener{"http", ln, func() error { return srv.Serve(ln) }, srv.Shutdown})
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(listeners))
+	for _, l := range listeners {
+		go func() {
+			if err := l.serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s: %w", l.name, err)
+			}
+		}()
+	}
 
 	select {
 	case err := <-errc:
@@ -64,12 +80,14 @@ func run() error {
 	}
 
 	// Stop accepting, close idle keep-alive connections and let requests in
-	// flight finish, for at most two seconds.
+	// flight finish, for at most two seconds, on every listener together.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	var wg sync.WaitGroup
+	for _, l := range listeners {
+		wg.Go(func() { l.shutdown(shutdownCtx) })
 	}
+	wg.Wait()
 	return nil
 }
 

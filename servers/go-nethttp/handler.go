@@ -118,11 +118,33 @@ func compute(body []byte) (*workResponse, error) {
 		len(*g.Dates) == 0 {
 		return nil, errInvalid
 	}
+	minDate, maxDate, err := dateRange(*g.Dates)
+	if err != nil {
+		return nil, err
+	}
+	return &workResponse{
+		Product:   *req.Product,
+		RequestID: *req.RequestID,
+		Client: workClient{
+			Balance: *g.Balance,
+			MinDate: minDate,
+			MaxDate: maxDate,
+		},
+	}, nil
+}
+
+// dateRange parses every date and writes the earliest and the latest in the
+// contract's format; shared by POST /work and the gRPC Compute call, which
+// follow the same rules.
+func dateRange(dates []string) (minDate, maxDate string, err error) {
+	if len(dates) == 0 {
+		return "", "", errInvalid
+	}
 	var minT, maxT time.Time
-	for i, s := range *g.Dates {
+	for i, s := range dates {
 		t, err := parseDate(s)
 		if err != nil {
-			return nil, err
+			return "", "", err
 		}
 		if i == 0 || t.Before(minT) {
 			minT = t
@@ -131,15 +153,7 @@ func compute(body []byte) (*workResponse, error) {
 			maxT = t
 		}
 	}
-	return &workResponse{
-		Product:   *req.Product,
-		RequestID: *req.RequestID,
-		Client: workClient{
-			Balance: *g.Balance,
-			MinDate: minT.UTC().Format(dateLayout),
-			MaxDate: maxT.UTC().Format(dateLayout),
-		},
-	}, nil
+	return minT.UTC().Format(dateLayout), maxT.UTC().Format(dateLayout), nil
 }
 
 // parseDate parses a contract timestamp. time.Parse checks the ranges

@@ -10,7 +10,8 @@
 // page of the fortune table), queries and updates (/queries and /updates of
 // the world table), and contract 1.4's app (/app, a session's page, and
 // /app/logout, with the stylesheet and script of ../../contract/app or
-// APP_DIR); and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
+// APP_DIR); contract 1.5's tls and h2 (TLS_PORT), h2c (H2C_PORT) and grpc
+// (GRPC_PORT); and exits on SIGTERM. An optional first argument "0" or "1" makes "/"
 // answer as /blank or /work.
 package main
 
@@ -22,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -57,14 +59,6 @@ func run() error {
 		defer pool.Close()
 	}
 
-	// Listening only after the pool is set up: the runner takes an accepting
-	// socket as ready.
-	addr := net.JoinHostPort(getenv("HOST", "127.0.0.1"), getenv("PORT", "1234"))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-
 	// The contract's static files, written by the build into ./static
 	// (STATIC_DIR elsewhere); without them /static/ answers 404.
 	staticDir := getenv("STATIC_DIR", "static")
@@ -83,10 +77,30 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "server: no app files, /app answers 503: %v\n", err)
 	}
 
-	srv := &http.Server{Handler: newHandler(root, pool, static, app)}
+	handler := newHandler(root, pool, static, app)
+	host := getenv("HOST", "127.0.0.1")
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// Listening only once everything above is set up, PORT last: the runner
+	// takes an accepting socket as ready.
+	listeners, err := openProtocols(host, handler)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, getenv("PORT", "1234")))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler}
+	listeners = append(listeners, listener{"http", ln, func() error { return srv.Serve(ln) }, srv.Shutdown})
+
+	errc := make(chan error, len(listeners))
+	for _, l := range listeners {
+		go func() {
+			if err := l.serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s: %w", l.name, err)
+			}
+		}()
+	}
 
 	select {
 	case err := <-errc:
@@ -94,11 +108,14 @@ func run() error {
 	case <-ctx.Done():
 	}
 
+	// Every listener stops together, with two seconds for the requests in flight.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	var wg sync.WaitGroup
+	for _, l := range listeners {
+		wg.Go(func() { l.shutdown(shutdownCtx) })
 	}
+	wg.Wait()
 	return nil
 }
 

@@ -1,7 +1,14 @@
 #!/bin/sh
 # Runs nginx with the njs module as the netbench server (contract/CONTRACT.md).
 #
-#   HOST=127.0.0.1 PORT=1234 [WORKERS=auto] [WORKER_CONNECTIONS=768] sh run.sh [0|1]
+#   HOST=127.0.0.1 PORT=1234 [WORKERS=auto] [WORKER_CONNECTIONS=768] \
+#   [TLS_PORT=8443 TLS_CERT=cert.pem TLS_KEY=key.pem] [H2C_PORT=8080] sh run.sh [0|1]
+#
+# Contract 1.5: TLS_PORT adds `listen ... ssl http2` (nginx 1.22's spelling)
+# to the one server block: TLS with the given chain and key, ALPN h2 or
+# http/1.1; H2C_PORT adds `listen ... http2`, which in nginx 1.22 is HTTP/2
+# with prior knowledge only on a cleartext port. Each is opened only when its
+# variable is set.
 #
 # Writes nginx.conf into a private temporary directory (pid file and every
 # temp path in there too, so it runs as root or not), starts nginx in the
@@ -28,11 +35,42 @@ case "${1-}" in
     *) echo "run.sh: unknown argument '$1' (expected 0 or 1)" >&2; exit 2 ;;
 esac
 
-case "$host" in
-    \[*) listen="$host:$port" ;;
-    *:*) listen="[$host]:$port" ;;   # an IPv6 address
-    *) listen="$host:$port" ;;
-esac
+# address PORT: HOST:PORT as `listen` takes it.
+address() {
+    case "$host" in
+        \[*) echo "$host:$1" ;;
+        *:*) echo "[$host]:$1" ;;   # an IPv6 address
+        *) echo "$host:$1" ;;
+    esac
+}
+listen="listen $(address "$port");"
+
+# nginx reads relative paths from its prefix (the temporary directory).
+absolute() {
+    case "$1" in
+        /*) echo "$1" ;;
+        *) echo "$PWD/$1" ;;
+    esac
+}
+if [ -n "${TLS_PORT-}" ]; then
+    if [ -z "${TLS_CERT-}" ] || [ -z "${TLS_KEY-}" ]; then
+        echo "run.sh: TLS_PORT needs TLS_CERT and TLS_KEY" >&2
+        exit 2
+    fi
+    # The protocols as Debian's /etc/nginx/nginx.conf ships them: nginx 1.22's
+    # own default leaves TLS 1.3 out (1.23.4 added it), and the contract
+    # wants it. OpenSSL's security level refuses TLS 1 and 1.1 regardless.
+    listen="$listen
+        listen $(address "$TLS_PORT") ssl http2;
+        ssl_certificate \"$(absolute "$TLS_CERT")\";
+        ssl_certificate_key \"$(absolute "$TLS_KEY")\";
+        ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;
+        ssl_prefer_server_ciphers on;"
+fi
+if [ -n "${H2C_PORT-}" ]; then
+    listen="$listen
+        listen $(address "$H2C_PORT") http2;"
+fi
 
 # As root, nginx's workers drop to nobody:nogroup (nginx's compiled-in
 # default user is nobody:nobody, and Debian has no group "nobody"). They need
@@ -97,7 +135,7 @@ http {
     js_import netbench.js;
 
     server {
-        listen $listen;
+        $listen
 
         location = /blank { js_content netbench.blank; }
         location = /work { js_content netbench.work; }

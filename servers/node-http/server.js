@@ -25,16 +25,27 @@
 // session store), counts the visit, renders templates/app.mustache with
 // mustache and gzips it with node:zlib when Accept-Encoding allows gzip;
 // POST /app/logout ends the session.
+//
+// The offers of contract 1.5, each on its own port when its variable is set:
+// TLS_PORT is one TLS listener (node:http2's createSecureServer with
+// allowHTTP1) that serves HTTP/1.1 and HTTP/2 by ALPN; H2C_PORT is node:http2's
+// cleartext server (prior knowledge); both hand their requests to the same
+// handler through http2's compatibility API. GRPC_PORT serves
+// netbench.Work/Compute with @grpc/grpc-js, its messages loaded from
+// contract/grpc/work.proto by @grpc/proto-loader at start-up.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
+import http2 from 'node:http2';
 import path from 'node:path';
 import process from 'node:process';
 import { pipeline } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
+import grpc from '@grpc/grpc-js';
+import protoLoader from '@grpc/proto-loader';
 import Mustache from 'mustache';
 import pg from 'pg';
 import { WebSocketServer } from 'ws';
@@ -51,6 +62,14 @@ function send(res, status, contentType, body) {
     'Content-Length': Buffer.byteLength(body),
   });
   res.end(body);
+}
+
+/**
+ * Connection: close, on HTTP/1.1 only: HTTP/2 has no such header (node:http2
+ * throws on it), and ending the stream is all it needs.
+ */
+function closeAfter(req, res) {
+  if (req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
 }
 
 function isObject(v) {
@@ -125,7 +144,7 @@ function work(req, res) {
     size += chunk.length;
     if (size > MAX_BODY_BYTES) {
       tooLarge = true;
-      res.setHeader('Connection', 'close');
+      closeAfter(req, res);
       send(res, 413, 'text/plain', 'body too large');
       return;
     }
@@ -456,8 +475,8 @@ export const UPLOAD_LIMIT = 16 * 1024 * 1024;
  * 413 with Connection: close. node:http then ends the connection once the
  * answer is written (a FIN after it), reading no more of the body.
  */
-function refuseUpload(res) {
-  res.setHeader('Connection', 'close');
+function refuseUpload(req, res) {
+  closeAfter(req, res);
   send(res, 413, 'text/plain', 'body too large');
 }
 
@@ -469,7 +488,7 @@ function refuseUpload(res) {
 function upload(req, res) {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > UPLOAD_LIMIT) {
-    refuseUpload(res);
+    refuseUpload(req, res);
     return;
   }
   const hash = createHash('sha256');
@@ -480,7 +499,7 @@ function upload(req, res) {
     length += chunk.length;
     if (length > UPLOAD_LIMIT) {
       refused = true;
-      refuseUpload(res);
+      refuseUpload(req, res);
       return;
     }
     hash.update(chunk);
@@ -731,20 +750,23 @@ function methodNotAllowed(req, res, allow) {
 }
 
 /**
- * Creates the server (not yet listening). `root` is the optional first
- * argument: '0' makes "/" answer as /blank, '1' as /work, undefined leaves
- * "/" unknown. `pool` is node-postgres' Pool for /db, or null for none.
- * `staticDir` is the folder served at /static/. `appDir` holds the
- * contract's app.css and app.js, read here.
+ * The request handling every HTTP listener shares (one session store, one
+ * Pool): `request(req, res)` for node:http's and node:http2's compatibility
+ * 'request' event, `upgrade(req, socket, head)` for the HTTP/1.1 listeners'
+ * WebSocket upgrades, `close()` to stop the session sweeper. `root` is the
+ * optional first argument: '0' makes "/" answer as /blank, '1' as /work,
+ * undefined leaves "/" unknown. `pool` is node-postgres' Pool for /db, or
+ * null for none. `staticDir` is the folder served at /static/. `appDir`
+ * holds the contract's app.css and app.js, read here.
  */
-export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR, appDir = DEFAULT_APP_DIR } = {}) {
+export function createHandler(root, { pool = null, staticDir = DEFAULT_STATIC_DIR, appDir = DEFAULT_APP_DIR } = {}) {
   const rootHandler = root === '0' ? blank : root === '1' ? work : null;
   const app = loadApp(appDir);
   const sessions = new SessionStore();
   const sweeper = setInterval(() => sessions.sweep(), SWEEP_MS);
   sweeper.unref();
 
-  const server = http.createServer((req, res) => {
+  const request = (req, res) => {
     const url = req.url;
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -782,7 +804,9 @@ export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR
       if (req.method === 'POST') appLogout(req, res, sessions);
       else methodNotAllowed(req, res, 'POST');
     } else if (path === '/ws') {
-      res.setHeader('Upgrade', 'websocket');
+      // No WebSocket over HTTP/2 (ws has no RFC 8441 CONNECT), where Upgrade
+      // is no header at all.
+      if (req.httpVersionMajor < 2) res.setHeader('Upgrade', 'websocket');
       send(res, 426, 'text/plain', 'upgrade required');
     } else if (path === '/' && rootHandler !== null) {
       if (rootHandler === work ? req.method === 'POST' : get) rootHandler(req, res);
@@ -790,12 +814,12 @@ export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR
     } else {
       notFound(req, res);
     }
-  });
+  };
 
   // No compression: the contract's client offers none, and a WebSocket
   // server that negotiated it would be measured doing other work.
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  server.on('upgrade', (req, socket, head) => {
+  const upgrade = (req, socket, head) => {
     const q = req.url.indexOf('?');
     if ((q === -1 ? req.url : req.url.slice(0, q)) === '/ws') {
       wss.handleUpgrade(req, socket, head, echoMessages);
@@ -809,43 +833,179 @@ export function createServer(root, { pool = null, staticDir = DEFAULT_STATIC_DIR
         `Date: ${new Date().toUTCString()}\r\n` +
         'Content-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found',
     );
-  });
-  server.on('close', () => clearInterval(sweeper));
+  };
+  return { request, upgrade, close: () => clearInterval(sweeper) };
+}
+
+/**
+ * Attaches a handler to a server. A handler made here for this server alone
+ * stops with it; a shared one is the caller's to close.
+ */
+function attach(server, root, options) {
+  const own = options.handler === undefined;
+  const handler = own ? createHandler(root, options) : options.handler;
+  server.on('request', handler.request);
+  server.on('upgrade', handler.upgrade);
+  if (own) server.on('close', handler.close);
   return server;
 }
 
-function main() {
+/**
+ * The cleartext HTTP/1.1 server (not yet listening), for PORT. `options` as
+ * createHandler's, or `handler`: one made by createHandler to share.
+ */
+export function createServer(root, options = {}) {
+  return attach(http.createServer(), root, options);
+}
+
+/**
+ * The TLS server (not yet listening), for TLS_PORT: node:http2's secure
+ * server offers ALPN h2 and http/1.1 and, with allowHTTP1, hands HTTP/1.1
+ * connections (ALPN http/1.1 or none) to node:http's own connection handling,
+ * so one listener serves both. `cert` and `key` are PEM; node:tls's defaults
+ * otherwise (TLS 1.2 and 1.3).
+ */
+export function createSecureServer(root, { cert, key, ...options }) {
+  return attach(http2.createSecureServer({ cert, key, allowHTTP1: true }), root, options);
+}
+
+/** The HTTP/2 cleartext server (not yet listening), for H2C_PORT: prior knowledge only. */
+export function createH2cServer(root, options = {}) {
+  return attach(http2.createServer(), root, options);
+}
+
+// -- grpc (contract 1.5) -------------------------------------------------------
+
+/** The contract's service definition (the server runs in its own folder). */
+export const WORK_PROTO = fileURLToPath(new URL('../../contract/grpc/work.proto', import.meta.url));
+
+/**
+ * netbench.Work's service definition, loaded from the .proto by
+ * @grpc/proto-loader. Field names become camelCase (request_id is requestId),
+ * so a message is the /work JSON document field for field. `defaults: true`
+ * because proto3 puts no field at its default value on the wire: without it
+ * an empty string or `default: false` would arrive as a missing field.
+ * An unset `group` still arrives as null.
+ */
+export function loadWorkService(file = WORK_PROTO) {
+  const definition = protoLoader.loadSync(file, { defaults: true });
+  return grpc.loadPackageDefinition(definition).netbench.Work.service;
+}
+
+/** Compute: /work's computation; what /work answers 400 is INVALID_ARGUMENT. */
+function computeCall(call, callback) {
+  const answer = compute(call.request);
+  if (answer === null) {
+    callback({ code: grpc.status.INVALID_ARGUMENT, details: 'invalid work request' });
+  } else {
+    callback(null, answer);
+  }
+}
+
+/** A @grpc/grpc-js server with netbench.Work (not yet bound), its default options. */
+export function createGrpcServer(service = loadWorkService()) {
+  const server = new grpc.Server();
+  server.addService(service, { Compute: computeCall });
+  return server;
+}
+
+/** `host:port` with an IPv6 address in brackets, as grpc-js's bindAsync wants it. */
+export function hostPort(host, port) {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** A port from the environment: an integer from 0 to 65535. Throws on anything else. */
+export function parsePort(name, value) {
+  const n = parseInt32(value);
+  if (n === null || n < 0 || n > 65535) throw new Error(`${name}=${JSON.stringify(value)}: not a port`);
+  return n;
+}
+
+function listen(server, port, host) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+function bindGrpc(server, port, host) {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(hostPort(host, port), grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(server),
+    );
+  });
+}
+
+async function main() {
   const root = process.argv[2];
   if (root !== undefined && root !== '0' && root !== '1') {
     console.error(`server: unknown argument ${JSON.stringify(root)} (expected 0 or 1)`);
     process.exit(1);
   }
-  const host = process.env.HOST || '127.0.0.1';
-  const port = Number(process.env.PORT || '1234');
+  const env = process.env;
+  const host = env.HOST || '127.0.0.1';
 
   let pool;
+  let ports;
+  let tls = null;
+  let grpcService = null;
   try {
-    pool = createPool(process.env);
+    ports = {
+      port: parsePort('PORT', env.PORT || '1234'),
+      tls: env.TLS_PORT ? parsePort('TLS_PORT', env.TLS_PORT) : null,
+      h2c: env.H2C_PORT ? parsePort('H2C_PORT', env.H2C_PORT) : null,
+      grpc: env.GRPC_PORT ? parsePort('GRPC_PORT', env.GRPC_PORT) : null,
+    };
+    if (ports.tls !== null) {
+      if (!env.TLS_CERT || !env.TLS_KEY) throw new Error('TLS_PORT needs TLS_CERT and TLS_KEY');
+      tls = { cert: readFileSync(env.TLS_CERT), key: readFileSync(env.TLS_KEY) };
+    }
+    if (ports.grpc !== null) grpcService = loadWorkService();
+    pool = createPool(env);
   } catch (err) {
     console.error('server:', err.message);
     process.exit(1);
   }
 
-  const staticDir = process.env.STATIC_DIR || DEFAULT_STATIC_DIR;
+  const staticDir = env.STATIC_DIR || DEFAULT_STATIC_DIR;
   fs.stat(staticDir).catch((err) => console.error(`server: no static files, /static/ answers 404: ${err.message}`));
 
-  const server = createServer(root, { pool, staticDir });
-  server.on('error', (err) => {
+  const handler = createHandler(root, { pool, staticDir });
+  const servers = [];
+  const grpcServer = grpcService === null ? null : createGrpcServer(grpcService);
+  try {
+    // PORT last: once it accepts, every other listener does too.
+    if (ports.tls !== null) servers.push(await listen(createSecureServer(root, { ...tls, handler }), ports.tls, host));
+    if (ports.h2c !== null) servers.push(await listen(createH2cServer(root, { handler }), ports.h2c, host));
+    if (grpcServer !== null) await bindGrpc(grpcServer, ports.grpc, host);
+    servers.push(await listen(createServer(root, { handler }), ports.port, host));
+  } catch (err) {
     console.error('server:', err.message);
     process.exit(1);
-  });
-  server.listen(port, host);
+  }
+  for (const server of servers) {
+    server.on('error', (err) => {
+      console.error('server:', err.message);
+      process.exit(1);
+    });
+  }
 
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    server.close(() => process.exit(0));
+    let open = servers.length;
+    for (const server of servers) {
+      server.close(() => {
+        open -= 1;
+        if (open === 0) process.exit(0);
+      });
+    }
+    grpcServer?.forceShutdown();
+    handler.close();
     pool?.end().catch(() => {});
     // Connections that are mid-request get a short grace period.
     setTimeout(() => process.exit(0), 2000).unref();

@@ -9,6 +9,7 @@ pub mod db;
 mod digest;
 pub mod fortunes;
 mod generator;
+pub mod grpc;
 mod requests;
 mod rng;
 mod static_files;
@@ -29,8 +30,8 @@ pub use rng::SplitMix64;
 pub use static_files::{static_bytes, static_file, write_static_files, StaticFile, STATIC_FILES};
 pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_iso_millis};
 pub use verify::{
-    upload_problem, verify, Check, CheckStatus, VerifyOptions, VerifyReport, MAX_UPLOAD,
-    MIN_UPLOAD, UPLOAD_LIMIT,
+    upload_problem, verify, Check, CheckStatus, ProtocolTargets, VerifyOptions, VerifyReport,
+    MAX_UPLOAD, MIN_UPLOAD, UPLOAD_LIMIT,
 };
 pub use work::{answer, Rejection};
 pub use ws_client::{Frame, WsClient, WsError};

@@ -34,7 +34,12 @@ pub(crate) fn template_with(
         path: path.to_string(),
         ..url.clone()
     };
+    let typed = extra
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
     let headers = match (body.is_empty(), path) {
+        // The caller says what the body is (gRPC's application/grpc).
+        _ if typed => Vec::new(),
         (true, _) => Vec::new(),
         (false, "/upload") => vec![(
             "Content-Type".to_string(),

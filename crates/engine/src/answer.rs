@@ -34,9 +34,14 @@ impl AnswerHead {
     ) -> Self {
         AnswerHead {
             status,
-            content_type_ok: match &expect.content_type {
-                None => true,
-                Some(want) => content_type.is_some_and(|ct| content_type_matches(want, ct)),
+            content_type_ok: match (&expect.content_type, &expect.body) {
+                (None, _) => true,
+                // gRPC's answers are `application/grpc` with any suffix
+                // (`+proto`, as grpc-js always sends), and parameters.
+                (Some(_), BodyExpect::Grpc { .. } | BodyExpect::GrpcError { .. }) => {
+                    content_type.is_some_and(is_grpc_type)
+                }
+                (Some(want), _) => content_type.is_some_and(|ct| content_type_matches(want, ct)),
             },
             keep_limit: match expect.coding {
                 Coding::Any => expect.body.keep_limit(),
@@ -48,6 +53,16 @@ impl AnswerHead {
             brotli: is_brotli(content_encoding),
         }
     }
+}
+
+/// Whether a Content-Type is gRPC's: `application/grpc`, alone or with a
+/// `+` suffix or parameters (the gRPC over HTTP/2 protocol).
+fn is_grpc_type(ct: &[u8]) -> bool {
+    const GRPC: &[u8] = b"application/grpc";
+    let media = ct.split(|&b| b == b';').next().unwrap_or(b"").trim_ascii();
+    media.len() >= GRPC.len()
+        && media[..GRPC.len()].eq_ignore_ascii_case(GRPC)
+        && (media.len() == GRPC.len() || media[GRPC.len()] == b'+')
 }
 
 /// The body of the answer under way: compared with the exact bytes
@@ -157,5 +172,29 @@ impl AnswerBody {
     #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.kept.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_answers_may_name_their_message_encoding() {
+        for ok in [
+            &b"application/grpc"[..],
+            b"application/grpc+proto",
+            b"Application/GRPC; charset=utf-8",
+        ] {
+            assert!(is_grpc_type(ok), "{}", String::from_utf8_lossy(ok));
+        }
+        for bad in [
+            &b"application/grpcx"[..],
+            b"application/json",
+            b"application/grp",
+            b"",
+        ] {
+            assert!(!is_grpc_type(bad), "{}", String::from_utf8_lossy(bad));
+        }
     }
 }

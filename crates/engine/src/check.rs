@@ -123,6 +123,9 @@ pub enum BodyExpect {
         message: Vec<u8>,
         same: fn(&[u8], &[u8]) -> bool,
     },
+    /// A gRPC call the server must refuse: its trailers' `grpc-status` is
+    /// `status`; a message, if any, is not read.
+    GrpcError { status: u32 },
 }
 
 /// What a World row's `randomNumber` must be.
@@ -190,7 +193,7 @@ impl BodyExpect {
             // Exact bytes are compared as they arrive (`conn.rs`), never
             // copied: a 1 MB file checked on 1,000 connections would
             // otherwise hold 1 GB.
-            BodyExpect::Any | BodyExpect::Exact(_) => 0,
+            BodyExpect::Any | BodyExpect::Exact(_) | BodyExpect::GrpcError { .. } => 0,
             // JSON may be spelled longer than its compact form (spaces,
             // `1.50`, escapes); a cap well above that is still bounded.
             BodyExpect::Json { compact, .. } => (compact.len() * 8).max(JSON_BODY_CAP),
@@ -217,7 +220,7 @@ impl BodyExpect {
     /// Whether `body` is an acceptable answer.
     pub fn matches(&self, body: &[u8]) -> bool {
         match self {
-            BodyExpect::Any => true,
+            BodyExpect::Any | BodyExpect::GrpcError { .. } => true,
             BodyExpect::Exact(want) => body == want.as_slice(),
             BodyExpect::Json { value, compact } => {
                 // Many encoders end with a newline; it is not part of the value.

@@ -47,7 +47,8 @@ pub mod ws;
 
 pub use app_page::{read_app_page, AppPage, PageMismatch, PageSession};
 pub use check::{
-    content_type_matches, world_rows_problem, BodyExpect, Coding, Expect, StatusExpect, WorldValue,
+    content_type_matches, grpc_message, world_rows_problem, BodyExpect, Coding, Expect,
+    StatusExpect, WorldValue,
 };
 pub use control::{Progress, ProgressSnapshot, RunControl};
 pub use error::EngineError;

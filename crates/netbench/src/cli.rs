@@ -309,6 +309,31 @@ pub(crate) struct VerifyArgs {
     #[arg(long)]
     pub app: bool,
 
+    /// Run the tls check on the server's TLS listener at this port (on the
+    /// URL's host): work documents over TLS, the certificate checked against
+    /// --cacert.
+    #[arg(long, value_name = "PORT", requires = "cacert")]
+    pub tls_port: Option<u16>,
+
+    /// With --tls-port: run the h2 check too, HTTP/2 by ALPN h2 on the TLS
+    /// listener, 20 streams at once.
+    #[arg(long, requires = "tls_port")]
+    pub h2: bool,
+
+    /// Run the h2c check on the HTTP/2 prior-knowledge listener at this port.
+    #[arg(long, value_name = "PORT")]
+    pub h2c_port: Option<u16>,
+
+    /// Run the grpc checks on the gRPC listener at this port: random
+    /// netbench.Work/Compute calls, and an invalid one that must fail as
+    /// INVALID_ARGUMENT.
+    #[arg(long, value_name = "PORT")]
+    pub grpc_port: Option<u16>,
+
+    /// The authority (PEM) the TLS listener's certificate must lead to.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<std::path::PathBuf>,
+
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -377,6 +402,17 @@ pub(crate) struct LoadArgs {
     /// connection opens with HTTP/2's preface, no Upgrade.
     #[arg(long, conflicts_with_all = ["pipeline", "no_keepalive", "ws", "app"])]
     pub h2c: bool,
+
+    /// The contract's gRPC call (CONTRACT.md, version 1.5): each request is
+    /// netbench.Work/Compute of a generated work document (--work N of them,
+    /// 100 by default; --seed), over HTTP/2 (h2 on an https:// URL, else
+    /// h2c), each reply checked against its own document's and its
+    /// grpc-status 0. Point the URL at the gRPC listener.
+    #[arg(long, conflicts_with_all = [
+        "method", "body", "body_file", "body_pool", "pipeline", "no_keepalive", "ws", "app",
+        "expect_status", "expect_content_type", "expect_body", "expect_json", "compressed",
+    ])]
+    pub grpc: bool,
 
     /// Streams each HTTP/2 connection keeps in flight (h2load's -m; -m is the
     /// method here), a new one started as soon as one ends. With --rate,

@@ -82,7 +82,7 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         Some(per_second) => Pacing::Open { per_second },
     };
     let keepalive = !args.no_keepalive;
-    let h2 = args.h2 || args.h2c;
+    let h2 = args.h2 || args.h2c || args.grpc;
     if args.streams > 1 && !h2 {
         bail!("--streams is for HTTP/2: add --h2 (https://) or --h2c (http://), or use --pipeline for HTTP/1.1");
     }
@@ -118,8 +118,8 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
     {
         headers.push(("Accept-Encoding".to_string(), "gzip".to_string()));
     }
-    if args.seed.is_some() && args.work.is_none() && !args.app {
-        bail!("--seed seeds --work's documents or --app's pages: give one of them");
+    if args.seed.is_some() && args.work.is_none() && !args.app && !args.grpc {
+        bail!("--seed seeds --work's documents, --app's pages or --grpc's calls: give one of them");
     }
     let work = args.work.map(|n| WorkSource {
         documents: n as usize,
@@ -218,6 +218,12 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
         // Every message is generated afresh; no request templates.
         requests.clear();
     }
+    if args.grpc {
+        let seed = args.seed.unwrap_or_else(fresh_seed);
+        let cases = WorkGenerator::new(seed, args.work_dates as usize)
+            .cases(args.work.unwrap_or(100) as usize);
+        requests = netbench_contract::grpc::grpc_requests(&url, &cases);
+    }
     let mut session = None;
     if args.app {
         let seed = args.seed.unwrap_or_else(fresh_seed);
@@ -312,7 +318,7 @@ fn tls_plan(args: &LoadArgs, url: &Url) -> Result<Option<TlsPlan>> {
         // One protocol offered: the one the run speaks (HTTP/1.1 for
         // requests and the WebSocket upgrade alike), so a server that cannot
         // speak it refuses at the handshake.
-        alpn: vec![if args.h2 {
+        alpn: vec![if args.h2 || args.grpc {
             b"h2".to_vec()
         } else {
             b"http/1.1".to_vec()

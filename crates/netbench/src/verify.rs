@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::{bail, Result};
-use netbench_contract::{verify, Client, VerifyOptions};
+use netbench_contract::{verify, Client, ProtocolTargets, VerifyOptions};
 use netbench_engine::parse_url;
 use netbench_report::{verify_json, write_verify_text};
 
@@ -40,6 +40,14 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     opts.queries = args.queries;
     opts.updates = args.updates;
     opts.app = args.app;
+    let at = |port: u16| std::net::SocketAddr::new(addr.ip(), port);
+    opts.protocols = ProtocolTargets {
+        tls: args.tls_port.map(at),
+        h2: args.h2,
+        h2c: args.h2c_port.map(at),
+        grpc: args.grpc_port.map(at),
+        ca: args.cacert.clone(),
+    };
     let report = verify(&opts);
     // The contract says HOST: a server on every address is reachable from
     // the network. Only this machine's sockets can be seen.

@@ -63,6 +63,8 @@ pub fn scenario(position: u32, name: &str, connections: &[u32]) -> ScenarioRecor
         placement: NetPlacement::Loopback,
         bandwidth: None,
         same_cells_as: name.into(),
+        protocol: Default::default(),
+        streams: 1,
     }
 }
 

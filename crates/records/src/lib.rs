@@ -24,5 +24,5 @@ pub use run::{
     RunStatus, RunSummary, ServerRecord, WarmUp,
 };
 pub use sample::Sample;
-pub use scenario::ScenarioRecord;
+pub use scenario::{Protocol, ScenarioRecord};
 pub use server::{Model, Offer, ServerFacts, Tier};

@@ -35,6 +35,78 @@ pub struct ScenarioRecord {
     /// cells, placement aside (its own name when it is the first): the
     /// scenarios sharing it are one test measured in different places.
     pub same_cells_as: String,
+    /// What carries its requests (contract 1.5): HTTP/1.1 on cleartext
+    /// unless the suite says otherwise.
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// HTTP/2's streams in flight per connection (1 otherwise).
+    #[serde(default = "one")]
+    pub streams: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// What carries a scenario's requests to the server (CONTRACT.md, version
+/// 1.5): each but HTTP/1.1 on cleartext needs its offer and its listener.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// HTTP/1.1 on `PORT`.
+    #[default]
+    H1,
+    /// HTTP/1.1 over TLS on `TLS_PORT`.
+    Tls,
+    /// HTTP/2 over TLS (ALPN h2) on `TLS_PORT`.
+    H2,
+    /// HTTP/2 with prior knowledge on `H2C_PORT`.
+    H2c,
+    /// gRPC over cleartext HTTP/2 on `GRPC_PORT`.
+    Grpc,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 5] = [
+        Protocol::H1,
+        Protocol::Tls,
+        Protocol::H2,
+        Protocol::H2c,
+        Protocol::Grpc,
+    ];
+
+    /// The name as suite files and the store write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::H1 => "h1",
+            Protocol::Tls => "tls",
+            Protocol::H2 => "h2",
+            Protocol::H2c => "h2c",
+            Protocol::Grpc => "grpc",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// The part a server must offer to be measured over it.
+    pub fn needs(self) -> Option<Offer> {
+        match self {
+            Protocol::H1 => None,
+            Protocol::Tls => Some(Offer::Tls),
+            Protocol::H2 => Some(Offer::H2),
+            Protocol::H2c => Some(Offer::H2c),
+            Protocol::Grpc => Some(Offer::Grpc),
+        }
+    }
+
+    /// Whether it is HTTP/2 (streams apply).
+    pub fn is_h2(self) -> bool {
+        matches!(self, Protocol::H2 | Protocol::H2c | Protocol::Grpc)
+    }
 }
 
 impl ScenarioRecord {

@@ -70,7 +70,8 @@ pub enum Tier {
 
 /// An optional part of the contract (contract/CONTRACT.md: `db` and `ws`
 /// since version 1.1, `static`, `upload` and `json-comp` since 1.2,
-/// `fortunes`, `queries` and `updates` since 1.3, `app` since 1.4).
+/// `fortunes`, `queries` and `updates` since 1.3, `app` since 1.4, `tls`,
+/// `h2`, `h2c` and `grpc` since 1.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", try_from = "String")]
 pub enum Offer {
@@ -93,6 +94,14 @@ pub enum Offer {
     /// `GET /app?page=K` and `POST /app/logout`: a session found and
     /// locked, a page rendered and gzipped (1.4).
     App,
+    /// Every endpoint over TLS on `TLS_PORT` (1.5).
+    Tls,
+    /// HTTP/2 over TLS by ALPN on `TLS_PORT` (1.5; needs `tls`).
+    H2,
+    /// HTTP/2 with prior knowledge on `H2C_PORT` (1.5).
+    H2c,
+    /// The gRPC service `netbench.Work` on `GRPC_PORT` (1.5).
+    Grpc,
 }
 
 impl Offer {
@@ -107,6 +116,10 @@ impl Offer {
             Offer::Queries => "queries",
             Offer::Updates => "updates",
             Offer::App => "app",
+            Offer::Tls => "tls",
+            Offer::H2 => "h2",
+            Offer::H2c => "h2c",
+            Offer::Grpc => "grpc",
         }
     }
 }
@@ -149,7 +162,7 @@ impl Tier {
 }
 
 impl Offer {
-    pub const ALL: [Offer; 9] = [
+    pub const ALL: [Offer; 13] = [
         Offer::Db,
         Offer::Ws,
         Offer::Static,
@@ -159,6 +172,10 @@ impl Offer {
         Offer::Queries,
         Offer::Updates,
         Offer::App,
+        Offer::Tls,
+        Offer::H2,
+        Offer::H2c,
+        Offer::Grpc,
     ];
 
     pub fn parse(name: &str) -> Option<Offer> {

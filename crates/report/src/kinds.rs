@@ -436,6 +436,8 @@ pub(crate) mod testing {
                     }
                 }),
                 same_cells_as: String::new(),
+                protocol: Default::default(),
+                streams: 1,
             };
             let same = |a: &ScenarioRecord, b: &ScenarioRecord| {
                 (

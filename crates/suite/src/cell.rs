@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use netbench_engine::{LoadResult, Url};
 
-use crate::kinds::{self, Measure, Outcome, Traffic};
+use crate::kinds::{self, Carrier, Measure, Outcome, Traffic};
+use crate::listeners::{wait_accepting, Listeners};
 use crate::loopback_probe;
 use crate::netns::{Namespace, NetPlacement, NetworkPath};
 use crate::noise::{self, Noise};
@@ -44,6 +45,9 @@ pub struct CellEnv<'a> {
     pub backend_pgids: &'a [i32],
     /// The client's I/O backend, from the suite (`io`).
     pub io: netbench_engine::IoBackend,
+    /// The run's authority, which the client trusts over TLS (None when no
+    /// server of the run offers a TLS listener).
+    pub pki_ca: Option<&'a std::path::Path>,
     /// An updates cell changed the World table since it was last put back
     /// to its seeded values: the next queries cell puts it back first.
     pub world_changed: std::sync::atomic::AtomicBool,
@@ -98,6 +102,8 @@ pub struct Session {
     server: RunningServer,
     namespace: Option<Namespace>,
     addr: SocketAddr,
+    /// Its listeners of contract 1.5 beside `addr`'s.
+    listeners: Listeners,
     network: NetworkPath,
     /// When the process was started: the x origin of its warm-up curves.
     spawned: Instant,
@@ -133,10 +139,18 @@ impl Session {
         // Any free port will do inside a fresh namespace too.
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
         let addr = SocketAddr::new(network.server_addr, port);
+        let listeners =
+            Listeners::for_manifest(&target.manifest).map_err(|e| format!("no free port: {e}"))?;
         let spec = StartSpec {
             addr,
             args: target.args.clone(),
-            env: target.env.iter().chain(env.backend_env).cloned().collect(),
+            env: target
+                .env
+                .iter()
+                .chain(env.backend_env)
+                .cloned()
+                .chain(listeners.env())
+                .collect(),
             cpus: env.server_cpus.map(<[usize]>::to_vec),
             netns: namespace.as_ref().map(Namespace::file),
         };
@@ -145,10 +159,14 @@ impl Session {
         let ready = server
             .wait_ready(env.ready_within)
             .map_err(|e| e.to_string())?;
+        wait_accepting(addr.ip(), &listeners.ports(), env.ready_within, || {
+            server.exited().is_some()
+        })?;
         Ok(Session {
             server,
             namespace,
             addr,
+            listeners,
             network,
             spawned,
             ready,
@@ -225,14 +243,37 @@ pub fn measure_in(
     session.served += 1;
     let (ready, spawned, jit) = (session.ready, session.spawned, session.jit);
     let warm_min = session.warm_min;
-    let (addr, network) = (session.addr, session.network.clone());
+    let network = session.network.clone();
+    // The listener the scenario's protocol reaches (cells are planned only
+    // for servers that offer it, so it is there).
+    let addr = match session
+        .listeners
+        .port_for(scenario.protocol, session.addr.port())
+    {
+        Some(port) => SocketAddr::new(session.addr.ip(), port),
+        None => {
+            return failed(
+                key,
+                format!(
+                    "the server has no listener for {}",
+                    scenario.protocol.as_str()
+                ),
+                started,
+                at,
+            )
+        }
+    };
+    let carrier = match Carrier::of(scenario, env.pki_ca) {
+        Ok(c) => c,
+        Err(e) => return failed(key, e, started, at),
+    };
     let namespace = session.namespace.as_ref();
     let server = &mut session.server;
     if env.cancel.load(Ordering::Relaxed) {
         return CellOutcome::Interrupted;
     }
     let url = Url {
-        tls: false,
+        tls: carrier.tls.is_some(),
         host: netbench_engine::Host::Ip(addr.ip()),
         port: addr.port(),
         path: "/".to_string(),
@@ -258,6 +299,7 @@ pub fn measure_in(
         epoch: sampler.started(),
         netns: namespace.map(|ns| ns.name.as_str()),
         io: env.io,
+        carrier,
     };
     let done = AtomicBool::new(false);
     let mut timed_out = false;

@@ -232,6 +232,11 @@ pub fn parse_manifest(
     if offers.windows(2).any(|w| w[0] == w[1]) {
         return Err(invalid("`offers` names a part twice".to_string()));
     }
+    if offers.contains(&Offer::H2) && !offers.contains(&Offer::Tls) {
+        return Err(invalid(
+            "`offers` names h2 without tls: h2 is HTTP/2 on the TLS listener (CONTRACT.md, version 1.5); add tls, or offer h2c".to_string(),
+        ));
+    }
     let mut names: Vec<&str> = m.variants.iter().map(|v| v.name.as_str()).collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) || names.iter().any(|n| n.is_empty()) {
@@ -303,6 +308,7 @@ mod tests {
         for (offers, says) in [
             ("[\"gzip\"]", "unknown part `gzip`"),
             ("[\"static\", \"static\"]", "names a part twice"),
+            ("[\"h2\"]", "h2 without tls"),
         ] {
             let e = parse_manifest(path, "o", &format!("{head}offers = {offers}\n"))
                 .unwrap_err()

@@ -48,10 +48,12 @@ pub fn scenario_records(suite: &Suite) -> Vec<ScenarioRecord> {
                     } => Some(requests_per_connection),
                     _ => None,
                 },
-                needs: sc.endpoint.needs(),
+                needs: sc.needs(),
                 placement: sc.placement,
                 bandwidth: sc.bandwidth,
                 same_cells_as,
+                protocol: sc.protocol,
+                streams: sc.streams,
             }
         })
         .collect()

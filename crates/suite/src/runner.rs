@@ -22,7 +22,9 @@ use crate::cell::{
     failed, measure_in, run_cell, wait_for_quiet, CellEnv, CellOutcome, Measured, Session,
 };
 use crate::kinds::Traffic;
+use crate::listeners::{ask_for_listeners, wait_accepting, Listeners};
 use crate::manifest::{Offer, ServerManifest};
+use crate::pki::RunPki;
 use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
 use crate::postgres::{pool_size, PrivatePostgres};
 use crate::server::{free_port, start, StartSpec};
@@ -32,6 +34,7 @@ use crate::store::{
 };
 use crate::suite::{Endpoint, Repetitions, Scenario, Suite};
 use crate::targets::{build_cached, missing_packages, missing_tools, select, Target};
+use netbench_records::Protocol;
 
 /// Everything a run needs from its caller.
 pub struct RunRequest {
@@ -143,6 +146,8 @@ pub enum RunError {
          would be measured against changed rows, so the run stops here; resume it with --resume"
     )]
     Reseed(String),
+    #[error("{0}")]
+    Pki(String),
 }
 
 /// How the run ended.
@@ -160,11 +165,18 @@ const DB_LISTS: usize = 200;
 
 fn requests_for(
     endpoint: Endpoint,
+    protocol: Protocol,
     keepalive: bool,
     work_docs: usize,
     seed: u64,
 ) -> impl Fn(&Url) -> Traffic {
     move |url: &Url| match endpoint {
+        // gRPC's call is work's computation, on the same documents.
+        Endpoint::Work if protocol == Protocol::Grpc => netbench_contract::grpc::grpc_requests(
+            url,
+            &WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
+        )
+        .into(),
         Endpoint::App => {
             let (requests, session) =
                 netbench_contract::app::app_load(url, seed, netbench_contract::app::LOAD_PAGES);
@@ -228,29 +240,44 @@ fn requests_of(
 /// scenarios), and what servers are told about them.
 struct Backends {
     postgres: Option<PrivatePostgres>,
-    /// Added to every server's environment (`DATABASE_URL`, ...).
+    /// The run's private authority and server certificate, when a server
+    /// of the run offers a listener of contract 1.5.
+    pki: Option<RunPki>,
+    /// Added to every server's environment (`DATABASE_URL`, `TLS_CERT`,
+    /// ...).
     env: Vec<(String, String)>,
 }
 
 impl Backends {
-    fn start(suite: &Suite, cpus: &Cpus) -> Result<Backends, RunError> {
+    fn start(suite: &Suite, cpus: &Cpus, targets: &[Target]) -> Result<Backends, RunError> {
+        let listens = [Offer::Tls, Offer::H2c, Offer::Grpc];
+        let pki = if targets
+            .iter()
+            .any(|t| listens.iter().any(|&o| t.manifest.offers(o)))
+        {
+            Some(RunPki::make(&std::env::temp_dir()).map_err(|e| RunError::Pki(e.to_string()))?)
+        } else {
+            None
+        };
+        let mut env: Vec<(String, String)> =
+            pki.as_ref().map(RunPki::server_env).unwrap_or_default();
         let needs_db = suite.scenarios.iter().any(|s| s.endpoint.uses_database());
         if !needs_db {
             return Ok(Backends {
                 postgres: None,
-                env: Vec::new(),
+                pki,
+                env,
             });
         }
         let pg = PrivatePostgres::start(cpus.server.as_deref())?;
-        let env = vec![
-            ("DATABASE_URL".to_string(), pg.url()),
-            (
-                "DATABASE_POOL_SIZE".to_string(),
-                pool_size(cpus.server.as_deref()).to_string(),
-            ),
-        ];
+        env.push(("DATABASE_URL".to_string(), pg.url()));
+        env.push((
+            "DATABASE_POOL_SIZE".to_string(),
+            pool_size(cpus.server.as_deref()).to_string(),
+        ));
         Ok(Backends {
             postgres: Some(pg),
+            pki,
             env,
         })
     }
@@ -303,10 +330,7 @@ fn cells<'a>(
                     targets
                         .iter()
                         .filter(|t| {
-                            scenario
-                                .endpoint
-                                .needs()
-                                .is_none_or(|p| t.manifest.offers(p))
+                            scenario.needs().is_none_or(|p| t.manifest.offers(p))
                                 && scenario.selects(
                                     &t.manifest.name,
                                     &t.variant,
@@ -411,10 +435,20 @@ fn prepare(
         Ok(p) => ([127, 0, 0, 1], p).into(),
         Err(e) => return Err(excluded(record, format!("no free port: {e}"))),
     };
+    let listeners = match Listeners::for_manifest(&t.manifest) {
+        Ok(l) => l,
+        Err(e) => return Err(excluded(record, format!("no free port: {e}"))),
+    };
     let spec = StartSpec {
         addr,
         args: t.args.clone(),
-        env: t.env.iter().chain(&backends.env).cloned().collect(),
+        env: t
+            .env
+            .iter()
+            .chain(&backends.env)
+            .cloned()
+            .chain(listeners.env())
+            .collect(),
         cpus: cpus.server.clone(),
         // Verified once, on loopback, whatever the scenarios' placement.
         netns: None,
@@ -427,6 +461,12 @@ fn prepare(
         Ok(d) => d,
         Err(e) => return Err(excluded(record, e.to_string())),
     };
+    if let Err(e) = wait_accepting(addr.ip(), &listeners.ports(), req.ready_within, || {
+        server.exited().is_some()
+    }) {
+        server.stop(Duration::from_secs(5));
+        return Err(excluded(record, e));
+    }
     record.ready_s = Some(ready.as_secs_f64());
     if let Some(a) = t.allocator {
         let checked = crate::allocator::group_allocators(server.pid())
@@ -444,6 +484,13 @@ fn prepare(
         options.database_url = backends.postgres.as_ref().map(PrivatePostgres::url);
     }
     ask_for_offers(&mut options, &t.manifest);
+    ask_for_listeners(
+        &mut options,
+        &t.manifest,
+        &listeners,
+        addr.ip(),
+        backends.pki.as_ref().map(|p| p.ca.as_path()),
+    );
     let report = verify(&options);
     let wildcard = server.wildcard_listeners();
     server.stop(Duration::from_secs(5));
@@ -543,7 +590,7 @@ pub fn run_suite(
     let repetitions = suite.repetitions;
     // Before anything is recorded: a run whose database cannot start has
     // nothing to measure its db cells against.
-    let backends = Backends::start(suite, &cpus)?;
+    let backends = Backends::start(suite, &cpus, &targets)?;
     let environment = environment.map(|mut env| {
         if let (Some(pg), Some(map)) = (backends.describe(), env.as_object_mut()) {
             map.insert("postgresql".to_string(), pg);
@@ -639,6 +686,7 @@ pub fn run_suite(
         backend_pgids: &backend_pgids,
         io: suite.io,
         // A run resumed after an updates cell finds the table as it left it.
+        pki_ca: backends.pki.as_ref().map(|p| p.ca.as_path()),
         world_changed: AtomicBool::new(
             suite
                 .scenarios
@@ -812,7 +860,13 @@ fn measure(
         reseed_world(env.backend_env).map_err(RunError::Reseed)?;
         env.world_changed.store(false, Ordering::Relaxed);
     }
-    let requests = requests_for(s.endpoint, s.sends_keepalive(), s.work_documents, work_seed);
+    let requests = requests_for(
+        s.endpoint,
+        s.protocol,
+        s.sends_keepalive(),
+        s.work_documents,
+        work_seed,
+    );
     let k = &cell.key;
     let same_round = |o: &OpenSession| {
         o.server == k.server && o.variant == k.variant && o.repetition == k.repetition

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use netbench_engine::IoBackend;
+use netbench_records::Protocol;
 use serde::Deserialize;
 
 use crate::adaptive::Adaptive;
@@ -149,6 +150,14 @@ pub struct Scenario {
     /// None measures every server of the suite. So a study of one axis (the
     /// allocators) can ask its variants for one scenario alone.
     pub servers: Option<Vec<String>>,
+    /// What carries its requests (contract 1.5): `protocol = "tls"`, ...;
+    /// HTTP/1.1 on cleartext when not given.
+    pub protocol: Protocol,
+    /// HTTP/2's streams per connection (`streams = 10`; 1 when not given).
+    pub streams: u32,
+    /// Over TLS: resume sessions on new connections (`tls_resume = true`;
+    /// off, every connection makes a full handshake).
+    pub tls_resume: bool,
 }
 
 impl Scenario {
@@ -321,6 +330,12 @@ struct RawScenario {
     work_documents: Option<usize>,
     #[serde(default)]
     servers: Option<Vec<String>>,
+    #[serde(default)]
+    protocol: Option<String>,
+    #[serde(default)]
+    streams: Option<u32>,
+    #[serde(default)]
+    tls_resume: Option<bool>,
     // The scenario kinds' fields (crates/suite/src/kinds).
     #[serde(default)]
     kind: Option<String>,
@@ -511,6 +526,7 @@ impl Suite {
                     "`servers` is empty; leave it out to measure every server of the suite",
                 ));
             }
+            let (protocol, streams, tls_resume) = protocol_of(s, &kind).map_err(|m| ctx(&m))?;
             let (placement, bandwidth) = network(s).map_err(|m| ctx(&m))?;
             scenarios.push(Scenario {
                 name: s.name.clone(),
@@ -524,6 +540,9 @@ impl Suite {
                 placement,
                 bandwidth,
                 servers: s.servers.clone(),
+                protocol,
+                streams,
+                tls_resume,
             });
         }
         let placement = match raw.placement {
@@ -754,7 +773,63 @@ fn network(s: &RawScenario) -> Result<(NetPlacement, Option<Bandwidth>), String>
     Ok((placement, bandwidth))
 }
 
+/// A scenario's protocol, its streams and TLS resumption, checked: HTTP/2's
+/// streams only over HTTP/2, resumption only over TLS, gRPC only for work,
+/// and protocols other than HTTP/1.1 only for the endpoints every server
+/// serves on every listener (blank, echo, work) and the kinds that load
+/// them (throughput, fixed-rate, a storm).
+fn protocol_of(s: &RawScenario, kind: &Kind) -> Result<(Protocol, u32, bool), String> {
+    let protocol = match s.protocol.as_deref() {
+        None => Protocol::H1,
+        Some(name) => Protocol::parse(name).ok_or_else(|| {
+            let all: Vec<&str> = Protocol::ALL.iter().map(|p| p.as_str()).collect();
+            format!("`protocol = \"{name}\"`: give one of {}", all.join(", "))
+        })?,
+    };
+    let streams = s.streams.unwrap_or(1);
+    if s.streams.is_some() && !protocol.is_h2() {
+        return Err("`streams` is HTTP/2's: give protocol = \"h2\", \"h2c\" or \"grpc\"".into());
+    }
+    if !(1..=1024).contains(&streams) {
+        return Err("`streams` must be between 1 and 1024".into());
+    }
+    let tls_resume = s.tls_resume.unwrap_or(false);
+    if tls_resume && !matches!(protocol, Protocol::Tls | Protocol::H2) {
+        return Err("`tls_resume` is TLS's: give protocol = \"tls\" or \"h2\"".into());
+    }
+    if protocol == Protocol::Grpc && s.endpoint != Endpoint::Work {
+        return Err("gRPC's call is work's computation: give endpoint = \"work\"".into());
+    }
+    if protocol != Protocol::H1 {
+        if !matches!(
+            s.endpoint,
+            Endpoint::Blank | Endpoint::Echo | Endpoint::Work
+        ) {
+            return Err(format!(
+                "protocol = \"{}\" goes with endpoint blank, echo or work",
+                protocol.as_str()
+            ));
+        }
+        if !matches!(
+            kind,
+            Kind::Throughput | Kind::FixedRate { .. } | Kind::Storm
+        ) {
+            return Err(format!(
+                "protocol = \"{}\" goes with kind throughput, fixed-rate or storm",
+                protocol.as_str()
+            ));
+        }
+    }
+    Ok((protocol, streams, tls_resume))
+}
+
 impl Scenario {
+    /// The optional contract part a server must offer to be measured in
+    /// it: its endpoint's, or its protocol's (the two never both).
+    pub fn needs(&self) -> Option<crate::manifest::Offer> {
+        self.endpoint.needs().or(self.protocol.needs())
+    }
+
     /// Whether the scenario measures the variant `variant` ("" for the
     /// default) of server `name`, whose default runs on glibc's malloc when
     /// `glibc` (so `name:glibc` selects it, as the suite's selectors do).

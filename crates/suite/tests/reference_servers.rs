@@ -1,6 +1,7 @@
 //! Every server under servers/ builds on this machine, passes its own tests,
-//! starts on a free port, passes `verify` with no failed check (with the db
-//! and ws checks of the parts it offers, db against a private PostgreSQL),
+//! starts on a free port, passes `verify` with no failed check (with the
+//! checks of the parts it offers: db against a private PostgreSQL, its TLS,
+//! HTTP/2 and gRPC listeners with a certificate of an authority made here),
 //! and answers `/` as /blank or /work when started with the argument 0 or 1.
 //! Servers are found by their manifests; none is named here.
 //!
@@ -14,6 +15,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use netbench_contract::{verify, CheckStatus, Client, VerifyOptions, WorkGenerator};
+use netbench_suite::listeners::{ask_for_listeners, wait_accepting, Listeners};
+use netbench_suite::pki::RunPki;
 use netbench_suite::postgres::PrivatePostgres;
 use netbench_suite::{
     build, discover, free_port, run_tests, start, Offer, ServerManifest, StartSpec,
@@ -43,6 +46,7 @@ fn check_server(
     dir: &Path,
     m: &ServerManifest,
     database_url: Option<&str>,
+    pki: &RunPki,
     took: &mut Took,
 ) -> Vec<String> {
     let mut problems = Vec::new();
@@ -60,10 +64,16 @@ fn check_server(
     }
     lap = Instant::now();
     let addr: SocketAddr = ([127, 0, 0, 1], free_port().unwrap()).into();
+    // The listeners of contract 1.5 it offers, on ports of their own, with
+    // the certificate of an authority made for this test.
+    let listeners = Listeners::for_manifest(m).expect("free ports");
     let spec = StartSpec {
         env: database_url
-            .map(|u| vec![("DATABASE_URL".to_string(), u.to_string())])
-            .unwrap_or_default(),
+            .map(|u| ("DATABASE_URL".to_string(), u.to_string()))
+            .into_iter()
+            .chain(pki.server_env())
+            .chain(listeners.env())
+            .collect(),
         ..StartSpec::at(addr)
     };
     let mut server = match start(dir, m, &spec) {
@@ -73,12 +83,19 @@ fn check_server(
     if let Err(e) = server.wait_ready(READY_WITHIN) {
         return vec![e.to_string()];
     }
+    if let Err(e) = wait_accepting(addr.ip(), &listeners.ports(), READY_WITHIN, || {
+        server.exited().is_some()
+    }) {
+        server.stop(Duration::from_secs(5));
+        return vec![e];
+    }
     // Every optional part a server offers is checked as the runner checks it.
     let mut options = VerifyOptions::new(client(addr), 0x6e62_7631);
     if reads_database(m) {
         options.database_url = database_url.map(str::to_string);
     }
     netbench_suite::ask_for_offers(&mut options, m);
+    ask_for_listeners(&mut options, m, &listeners, addr.ip(), Some(&pki.ca));
     let report = verify(&options);
     for c in &report.checks {
         if c.status == CheckStatus::Fail {
@@ -206,10 +223,11 @@ fn every_reference_server_builds_and_conforms() {
         // other thread reads the environment meanwhile.
         std::env::set_var("DATABASE_URL", url);
     }
+    let pki = RunPki::make(&std::env::temp_dir()).expect("the test's certificate authority");
     let mut failures = Vec::new();
     for (dir, m) in &servers {
         let mut took = Took::default();
-        let problems = check_server(dir, m, database_url.as_deref(), &mut took);
+        let problems = check_server(dir, m, database_url.as_deref(), &pki, &mut took);
         eprintln!(
             "{}: {} ({took})",
             m.name,

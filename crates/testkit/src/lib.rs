@@ -13,10 +13,14 @@ mod app_server;
 mod apps_server;
 mod contract_server;
 mod db_server;
+mod h2_server;
+mod protocol_server;
 mod tls_server;
 mod ws_server;
 
 pub use contract_server::{run_contract_server, serve_contract, serve_contract_db, Flaw};
+pub use h2_server::{serve_broken_h2, serve_h2c, H2Flaw};
+pub use protocol_server::{serve_protocols, ProtocolFlaw, ProtocolServer};
 pub use tls_server::{make_certs, serve_tls, server_config, TestCerts, TlsFlaw, TlsTestServer};
 
 /// How a test server answers each request.

@@ -88,7 +88,7 @@ pub fn make_certs(names: &[&str], expired: bool) -> TestCerts {
 }
 
 /// Writes `pem` to a file of its own in the temporary folder.
-fn write_ca(pem: &str) -> PathBuf {
+pub(crate) fn write_ca(pem: &str) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
         "netbench-testca-{}-{}.pem",

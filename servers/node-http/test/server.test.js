@@ -1,18 +1,29 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import http2 from 'node:http2';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash, randomBytes } from 'node:crypto';
+import grpc from '@grpc/grpc-js';
 import pg from 'pg';
 import WebSocket from 'ws';
 import {
   chooseEncoding,
   createServer,
+  createGrpcServer,
+  createH2cServer,
+  createHandler,
   createPool,
+  createSecureServer,
+  hostPort,
+  loadWorkService,
+  parsePort,
   noneMatch,
   parseInt32,
   parseListQuery,
@@ -1130,5 +1141,398 @@ describe('app', () => {
     const again = store.open(id, 2 * SESSION_IDLE_MS + 1);
     assert.equal(again.created, true);
     assert.notEqual(again.id, id);
+  });
+});
+
+// -- tls, h2, h2c, grpc (contract 1.5) ------------------------------------------
+
+/**
+ * A self-signed certificate for localhost and 127.0.0.1, made by openssl in a
+ * temporary folder (never in git), with its key in PKCS#8 as the runner gives it.
+ */
+async function makeCertificate() {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'node-http-tls-'));
+  try {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-addext',
+        'basicConstraints=critical,CA:FALSE',
+      ],
+      { stdio: 'pipe' },
+    );
+    return {
+      cert: await fs.readFile(path.join(dir, 'cert.pem')),
+      key: await fs.readFile(path.join(dir, 'key.pem')),
+    };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Starts a node:http2 server on a free loopback port; stop() ends its sessions too. */
+async function startH2(server) {
+  const sessions = new Set();
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
+  });
+  const sockets = new Set();
+  // HTTP/1.1 connections of the TLS listener are no sessions.
+  server.on('secureConnection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: server.address().port,
+    stop: () =>
+      new Promise((resolve) => {
+        for (const s of sessions) s.destroy();
+        for (const s of sockets) s.destroy();
+        server.close(resolve);
+      }),
+  };
+}
+
+/** One request on an HTTP/2 session: `{ status, headers, body }`, the body a Buffer. */
+function h2request(session, { method = 'GET', path: p, headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':method': method, ':path': p, ...headers });
+    let head;
+    const chunks = [];
+    stream.on('response', (h) => {
+      head = h;
+    });
+    stream.on('data', (c) => chunks.push(c));
+    stream.on('end', () => resolve({ status: head?.[':status'], headers: head ?? {}, body: Buffer.concat(chunks) }));
+    stream.on('error', reject);
+    stream.end(body);
+  });
+}
+
+/** A connected HTTP/2 client session. */
+function h2connect(url, options = {}) {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url, options);
+    session.once('connect', () => {
+      session.off('error', reject);
+      resolve(session);
+    });
+    session.once('error', reject);
+  });
+}
+
+/** /blank, /echo and /work (good and bad), all at once on one session, each checked. */
+async function concurrentStreams(session) {
+  const work = (doc) =>
+    h2request(session, {
+      method: 'POST',
+      path: '/work',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(doc),
+    });
+  const calls = [];
+  for (let i = 0; i < 10; i++) {
+    calls.push(
+      h2request(session, { path: '/blank' }).then((a) => {
+        assert.equal(a.status, 200);
+        assert.equal(a.headers['content-type'], 'text/plain');
+        assert.equal(a.body.toString(), 'OK');
+      }),
+      h2request(session, { path: `/echo/s${i}` }).then((a) => assert.equal(a.body.toString(), `s${i}`)),
+      work({ ...EXAMPLE, requestId: `r${i}` }).then((a) => {
+        assert.equal(a.status, 200);
+        assert.equal(a.headers['content-type'], 'application/json');
+        assert.deepEqual(JSON.parse(a.body), { ...EXAMPLE_ANSWER, requestId: `r${i}` });
+      }),
+      work({ ...EXAMPLE, group: { ...EXAMPLE.group, dates: ['2020-13-45T99:00:00.000Z'] } }).then((a) =>
+        assert.equal(a.status, 400),
+      ),
+    );
+  }
+  const seen = new Set();
+  const watch = (stream) => seen.add(stream.id);
+  session.on('stream', watch);
+  await Promise.all(calls);
+  session.off('stream', watch);
+  // Every answer carries a Date, as on HTTP/1.1.
+  const a = await h2request(session, { path: '/nope' });
+  assert.equal(a.status, 404);
+  assert.ok(!Number.isNaN(Date.parse(a.headers.date)), a.headers.date);
+}
+
+describe('tls: HTTP/1.1 and h2 on one TLS listener', () => {
+  let tls;
+  let srv;
+  before(async () => {
+    tls = await makeCertificate();
+    srv = await startH2(createSecureServer(undefined, tls));
+  });
+  after(() => srv.stop());
+
+  /** GET over TLS with node:https; ALPN as given (undefined: none offered). */
+  const get = (p, alpn) =>
+    new Promise((resolve, reject) => {
+      const req = https.get(
+        {
+          host: '127.0.0.1',
+          port: srv.port,
+          path: p,
+          ca: tls.cert,
+          servername: 'localhost',
+          ALPNProtocols: alpn,
+          agent: false,
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ res, alpn: res.socket.alpnProtocol, body: Buffer.concat(chunks).toString() }));
+        },
+      );
+      req.on('error', reject);
+    });
+
+  test('handshake with the given certificate, /blank over HTTP/1.1 (ALPN http/1.1)', async () => {
+    const a = await get('/blank', ['http/1.1']);
+    assert.equal(a.alpn, 'http/1.1');
+    assert.equal(a.res.httpVersion, '1.1');
+    assert.equal(a.res.statusCode, 200);
+    assert.equal(a.body, 'OK');
+    assert.ok(a.res.headers.date);
+    assert.equal(a.res.headers['content-length'], '2');
+  });
+
+  test('HTTP/1.1 without ALPN', async () => {
+    const a = await get('/echo/plain', undefined);
+    assert.equal(a.alpn, false);
+    assert.equal(a.res.httpVersion, '1.1');
+    assert.equal(a.body, 'plain');
+  });
+
+  test('POST /work over HTTP/1.1 and TLS', async () => {
+    const answer = await new Promise((resolve, reject) => {
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port: srv.port,
+          method: 'POST',
+          path: '/work',
+          ca: tls.cert,
+          servername: 'localhost',
+          headers: { 'content-type': 'application/json' },
+          agent: false,
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(EXAMPLE));
+    });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(JSON.parse(answer.body), EXAMPLE_ANSWER);
+  });
+
+  test('wss: the WebSocket echo over TLS', async () => {
+    const ws = new WebSocket(`wss://localhost:${srv.port}/ws`, { ca: tls.cert });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    const got = new Promise((resolve) => ws.once('message', (data) => resolve(data.toString())));
+    ws.send('over tls');
+    assert.equal(await got, 'over tls');
+    ws.terminate();
+  });
+
+  test('h2 by ALPN: many concurrent streams', async () => {
+    const session = await h2connect(`https://localhost:${srv.port}`, { ca: tls.cert });
+    try {
+      assert.equal(session.alpnProtocol, 'h2');
+      await concurrentStreams(session);
+      // No WebSocket over HTTP/2: the answer has no Upgrade header.
+      const ws = await h2request(session, { path: '/ws' });
+      assert.equal(ws.status, 426);
+      assert.equal(ws.headers.upgrade, undefined);
+    } finally {
+      session.close();
+    }
+  });
+});
+
+describe('h2c: HTTP/2 with prior knowledge', () => {
+  let srv;
+  let session;
+  before(async () => {
+    srv = await startH2(createH2cServer(undefined));
+    session = await h2connect(`http://127.0.0.1:${srv.port}`);
+  });
+  after(async () => {
+    session.close();
+    await srv.stop();
+  });
+
+  test('many concurrent streams', () => concurrentStreams(session));
+
+  test('a body over 1 MiB is 413, and the session goes on', async () => {
+    const a = await h2request(session, { method: 'POST', path: '/work', body: Buffer.alloc((1 << 20) + 1, 32) });
+    assert.equal(a.status, 413);
+    assert.equal(a.headers.connection, undefined);
+    assert.equal((await h2request(session, { path: '/blank' })).body.toString(), 'OK');
+  });
+
+  test('static, upload and json-comp over HTTP/2', async () => {
+    const bytes = randomBytes(100000);
+    const up = await h2request(session, { method: 'POST', path: '/upload', body: bytes });
+    assert.equal(up.status, 200);
+    assert.deepEqual(JSON.parse(up.body), {
+      length: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
+    const gz = await h2request(session, {
+      method: 'POST',
+      path: '/work',
+      headers: { 'accept-encoding': 'gzip' },
+      body: JSON.stringify(EXAMPLE),
+    });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.deepEqual(JSON.parse(zlib.gunzipSync(gz.body)), EXAMPLE_ANSWER);
+    const page = await h2request(session, { path: '/app?page=3' });
+    assert.equal(page.status, 200);
+    assert.match(page.headers['set-cookie'][0], /^sid=[0-9a-f]{32};/);
+  });
+});
+
+describe('one handler behind every listener', () => {
+  test('a session made over HTTP/1.1 is the same over h2c', async () => {
+    const handler = createHandler(undefined);
+    const h1 = await start(undefined, { handler });
+    const h2 = await startH2(createH2cServer(undefined, { handler }));
+    const session = await h2connect(`http://127.0.0.1:${h2.port}`);
+    try {
+      const first = await fetch(`${h1.url}/app?page=1`);
+      await first.text();
+      const cookie = first.headers.get('set-cookie').split(';')[0];
+      const again = await h2request(session, { path: '/app?page=1', headers: { cookie } });
+      assert.equal(again.status, 200);
+      assert.equal(again.headers['set-cookie'], undefined);
+    } finally {
+      session.close();
+      await h2.stop();
+      await h1.stop();
+      handler.close();
+    }
+  });
+});
+
+describe('grpc: netbench.Work/Compute', () => {
+  let server;
+  let client;
+  before(async () => {
+    server = createGrpcServer();
+    const port = await new Promise((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
+    );
+    const Work = grpc.makeClientConstructor(loadWorkService(), 'Work');
+    client = new Work(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  });
+  after(() => {
+    client.close();
+    server.forceShutdown();
+  });
+
+  const compute = (message) =>
+    new Promise((resolve) => client.Compute(message, (err, reply) => resolve({ err, reply })));
+
+  test('the example is answered right', async () => {
+    const { err, reply } = await compute(EXAMPLE);
+    assert.equal(err, null);
+    assert.deepEqual(reply, EXAMPLE_ANSWER);
+  });
+
+  test('proto3 defaults are values: empty strings, default false, balance 0', async () => {
+    const doc = {
+      product: '',
+      requestId: '',
+      group: { kind: '', default: false, balance: 0, dates: ['2000-02-29T23:59:59.999Z'] },
+    };
+    const { err, reply } = await compute(doc);
+    assert.equal(err, null);
+    assert.deepEqual(reply, {
+      product: '',
+      requestId: '',
+      client: { balance: 0, minDate: '2000-02-29T23:59:59.999Z', maxDate: '2000-02-29T23:59:59.999Z' },
+    });
+  });
+
+  test('many calls in flight at once, each its own answer', async () => {
+    const calls = Array.from({ length: 30 }, (_, i) => {
+      const day = String((i % 28) + 1).padStart(2, '0');
+      const doc = {
+        ...EXAMPLE,
+        requestId: `r${i}`,
+        group: { ...EXAMPLE.group, dates: [`2021-02-${day}T01:02:03.004Z`, '2021-03-01T00:00:00.000Z'] },
+      };
+      return compute(doc).then(({ err, reply }) => {
+        assert.equal(err, null);
+        assert.equal(reply.requestId, `r${i}`);
+        assert.equal(reply.client.minDate, `2021-02-${day}T01:02:03.004Z`);
+      });
+    });
+    await Promise.all(calls);
+  });
+
+  const invalid = {
+    'no group': { product: 'p', requestId: 'r' },
+    'empty dates': { ...EXAMPLE, group: { ...EXAMPLE.group, dates: [] } },
+    'an invalid date': {
+      ...EXAMPLE,
+      group: { ...EXAMPLE.group, dates: ['2020-01-12T10:53:17.773Z', '2020-13-45T99:00:00.000Z'] },
+    },
+    '29 February of a common year': { ...EXAMPLE, group: { ...EXAMPLE.group, dates: ['2019-02-29T00:00:00.000Z'] } },
+    'no milliseconds': { ...EXAMPLE, group: { ...EXAMPLE.group, dates: ['2020-01-12T10:53:17Z'] } },
+  };
+  for (const [name, doc] of Object.entries(invalid)) {
+    test(`INVALID_ARGUMENT: ${name}`, async () => {
+      const { err, reply } = await compute(doc);
+      assert.equal(reply, undefined);
+      assert.equal(err?.code, grpc.status.INVALID_ARGUMENT, String(err));
+    });
+  }
+});
+
+describe('listener configuration', () => {
+  test('ports from the environment', () => {
+    assert.equal(parsePort('PORT', '8080'), 8080);
+    assert.equal(parsePort('PORT', '0'), 0);
+    for (const s of ['', 'x', '-1', '65536', '80.5']) assert.throws(() => parsePort('PORT', s), s);
+  });
+
+  test('gRPC addresses: IPv6 in brackets', () => {
+    assert.equal(hostPort('127.0.0.1', 9), '127.0.0.1:9');
+    assert.equal(hostPort('::1', 9), '[::1]:9');
+    assert.equal(hostPort('[::1]', 9), '[::1]:9');
   });
 });

@@ -1,15 +1,25 @@
 //! netbench reference server on actix-web 4 with its defaults: one
 //! single-threaded tokio runtime (an event loop) per worker thread, one worker
-//! per available CPU, each accepted connection owned by one worker.
+//! per available CPU, each accepted connection owned by one worker. This file
+//! owns the process (environment, arguments), the listeners and the routes.
 //!
 //! Environment: `HOST` (default `127.0.0.1`), `PORT` (default `1234`).
+//! Each of these opens one more listener on `HOST` when set: `TLS_PORT`
+//! (with `TLS_CERT` and `TLS_KEY`: every endpoint over TLS, HTTP/2 or
+//! HTTP/1.1 by ALPN) and `H2C_PORT` (every endpoint over HTTP/2 with prior
+//! knowledge, or HTTP/1.1).
 //! Optional first argument `0` or `1`: `/` answers as `/blank` or `/work`.
 //! actix-server itself stops on SIGTERM, SIGINT and SIGQUIT (gracefully).
 
+#[cfg(test)]
+mod protocol_tests;
+mod tls;
 mod work;
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 
+use actix_web::dev::Server;
 use actix_web::http::header::ContentType;
 use actix_web::{web, App, HttpResponse, HttpServer};
 
@@ -91,6 +101,74 @@ fn env_or(name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_owned())
 }
 
+/// The ports to listen on; the last two only when set.
+struct Ports {
+    plain: u16,
+    /// With the TLS configuration it serves.
+    tls: Option<(u16, rustls::ServerConfig)>,
+    h2c: Option<u16>,
+}
+
+/// The running server and the addresses each listener has.
+struct Listening {
+    server: Server,
+    plain: Vec<SocketAddr>,
+    tls: Vec<SocketAddr>,
+    h2c: Vec<SocketAddr>,
+}
+
+/// Binds every listener on `host` with actix-web's own `bind` calls (its
+/// backlog and socket options) and starts the workers.
+fn listen(root: Root, host: &str, ports: Ports) -> Result<Listening, String> {
+    let cannot = |port: u16| move |e| format!("cannot listen on {host} port {port}: {e}");
+    // A bare IPv6 address such as `::1` works too: the pair is not a "host:port" string.
+    let mut server = HttpServer::new(move || App::new().configure(routes(root)))
+        .bind((host, ports.plain))
+        .map_err(cannot(ports.plain))?;
+    let plain = server.addrs();
+    // Each bind adds its addresses after the ones before.
+    let mut tls = Vec::new();
+    if let Some((port, config)) = ports.tls {
+        let before = server.addrs().len();
+        server = server
+            .bind_rustls_0_23((host, port), config)
+            .map_err(cannot(port))?;
+        tls = server.addrs()[before..].to_vec();
+    }
+    let mut h2c = Vec::new();
+    if let Some(port) = ports.h2c {
+        let before = server.addrs().len();
+        server = server.bind_auto_h2c((host, port)).map_err(cannot(port))?;
+        h2c = server.addrs()[before..].to_vec();
+    }
+    Ok(Listening {
+        server: server.run(),
+        plain,
+        tls,
+        h2c,
+    })
+}
+
+/// A port from the environment: `None` when the variable is unset or empty.
+fn port_from_env(name: &str) -> Result<Option<u16>, String> {
+    match std::env::var(name).ok().filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|e| format!("{name}: {e}")),
+    }
+}
+
+/// The ports from the environment, and the TLS configuration when `TLS_PORT`
+/// asks for it.
+fn ports_from_env() -> Result<Ports, String> {
+    let plain = port_from_env("PORT")?.unwrap_or(1234);
+    let tls = match port_from_env("TLS_PORT")? {
+        Some(port) => Some((port, tls::config_from_env()?)),
+        None => None,
+    };
+    let h2c = port_from_env("H2C_PORT")?;
+    Ok(Ports { plain, tls, h2c })
+}
+
 #[actix_web::main]
 async fn main() -> ExitCode {
     let root = match parse_args() {
@@ -101,27 +179,30 @@ async fn main() -> ExitCode {
         }
     };
     let host = env_or("HOST", "127.0.0.1");
-    let port: u16 = match env_or("PORT", "1234").parse() {
-        Ok(port) => port,
+    let ports = match ports_from_env() {
+        Ok(ports) => ports,
         Err(e) => {
-            eprintln!("PORT: {e}");
+            eprintln!("{e}");
             return ExitCode::from(2);
         }
     };
-    // A bare IPv6 address such as `::1` works too: the pair is not a "host:port" string.
-    let server = match HttpServer::new(move || App::new().configure(routes(root)))
-        .bind((host.as_str(), port))
-    {
-        Ok(server) => server,
+    let listening = match listen(root, &host, ports) {
+        Ok(listening) => listening,
         Err(e) => {
-            eprintln!("cannot listen on {host} port {port}: {e}");
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
-    for addr in server.addrs() {
+    for addr in &listening.plain {
         eprintln!("rust-actix listening on {addr}");
     }
-    match server.run().await {
+    for addr in &listening.tls {
+        eprintln!("TLS (HTTP/2 and HTTP/1.1) on {addr}");
+    }
+    for addr in &listening.h2c {
+        eprintln!("h2c (HTTP/2 with prior knowledge, and HTTP/1.1) on {addr}");
+    }
+    match listening.server.await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("server: {e}");

@@ -1,19 +1,27 @@
-//! netbench reference server on hyper 1.x (HTTP/1.1) and the tokio
-//! multi-thread runtime: one task per connection, epoll underneath. This file
-//! owns the process (environment, arguments, signals), the accept loop and
-//! the routing; the endpoints with real work live in their own modules.
+//! netbench reference server on hyper 1.x and the tokio multi-thread runtime:
+//! one task per connection, epoll underneath. This file owns the process
+//! (environment, arguments, signals), the listeners, the accept loop and the
+//! routing; the endpoints with real work live in their own modules.
 //!
 //! Environment: `HOST` (default `127.0.0.1`), `PORT` (default `1234`),
 //! `DATABASE_URL` and `DATABASE_POOL_SIZE` for `/db` (optional),
 //! `STATIC_DIR` for `/static/` (default `static`, which the build writes).
+//! Each of these opens one more listener on `HOST` when set: `TLS_PORT`
+//! (with `TLS_CERT` and `TLS_KEY`: every endpoint over TLS, HTTP/1.1 or
+//! HTTP/2 by ALPN), `H2C_PORT` (every endpoint over HTTP/2 with prior
+//! knowledge) and `GRPC_PORT` (`netbench.Work/Compute` on tonic).
 //! `/app`'s stylesheet and script are built in from contract/app.
 //! Optional first argument `0` or `1`: `/` answers as `/blank` or `/work`.
 
 mod apps;
 mod db;
 mod fortunes;
+mod grpc;
+#[cfg(test)]
+mod protocol_tests;
 #[cfg(test)]
 mod server_tests;
+mod tls;
 mod webapp;
 mod work;
 mod world;
@@ -22,19 +30,24 @@ mod ws;
 use std::convert::Infallible;
 use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Either, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
+use tonic::transport::server::TcpIncoming;
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -196,15 +209,44 @@ async fn handle(
     Ok(response.map(Either::Left))
 }
 
+/// How a listener speaks HTTP, each with hyper's default settings.
+enum Protocol {
+    /// `PORT`: HTTP/1.1 in the clear, with the upgrades `/ws` needs.
+    Http1(http1::Builder),
+    /// `H2C_PORT`: HTTP/2 from the client preface on (prior knowledge).
+    H2c(http2::Builder<TokioExecutor>),
+    /// `TLS_PORT`: TLS, then HTTP/2 or HTTP/1.1 as the client's first bytes
+    /// say (a client that negotiated ALPN `h2` sends the HTTP/2 preface).
+    Tls(TlsAcceptor, auto::Builder<TokioExecutor>),
+}
+
+impl Protocol {
+    fn http1() -> Protocol {
+        Protocol::Http1(http1::Builder::new())
+    }
+
+    fn h2c() -> Protocol {
+        Protocol::H2c(http2::Builder::new(TokioExecutor::new()))
+    }
+
+    fn tls(acceptor: TlsAcceptor) -> Protocol {
+        Protocol::Tls(acceptor, auto::Builder::new(TokioExecutor::new()))
+    }
+}
+
 /// Accepts and serves connections until `shutdown` completes, then lets the
 /// requests in flight finish for at most a second.
-async fn serve(listener: TcpListener, app: &'static App, shutdown: impl Future<Output = ()>) {
+async fn serve(
+    listener: TcpListener,
+    app: &'static App,
+    protocol: &'static Protocol,
+    shutdown: impl Future<Output = ()>,
+) {
     // hyper-util's GracefulShutdown cannot watch a connection served
     // `with_upgrades()`, which `/ws` needs, so this does the same by hand: a
     // watch channel tells every connection to stop, and `closed()` resolves
     // once the last one has dropped its receiver.
     let (stop, stopping) = watch::channel(());
-    let http = http1::Builder::new();
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -218,21 +260,7 @@ async fn serve(listener: TcpListener, app: &'static App, shutdown: impl Future<O
                         continue;
                     }
                 };
-                let service = service_fn(move |request| handle(request, app));
-                let connection = http.serve_connection(TokioIo::new(stream), service).with_upgrades();
-                let mut stopping = stopping.clone();
-                tokio::spawn(async move {
-                    tokio::pin!(connection);
-                    // Errors here are clients going away mid-request: nothing to report.
-                    tokio::select! {
-                        _ = connection.as_mut() => {}
-                        _ = stopping.changed() => {
-                            // Closes the connection once idle, after the request in flight.
-                            connection.as_mut().graceful_shutdown();
-                            let _ = connection.await;
-                        }
-                    }
-                });
+                tokio::spawn(connection(stream, app, protocol, stopping.clone()));
             }
             () = &mut shutdown => break,
         }
@@ -241,6 +269,58 @@ async fn serve(listener: TcpListener, app: &'static App, shutdown: impl Future<O
     drop(stopping);
     let _ = stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(1), stop.closed()).await;
+}
+
+/// Serves one accepted connection until it ends or `stopping` changes.
+async fn connection(
+    stream: TcpStream,
+    app: &'static App,
+    protocol: &'static Protocol,
+    mut stopping: watch::Receiver<()>,
+) {
+    let service = service_fn(move |request| handle(request, app));
+    match protocol {
+        Protocol::Http1(http) => {
+            let connection = http
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
+            until_stopped(connection, stopping, |c| c.graceful_shutdown()).await;
+        }
+        Protocol::H2c(http) => {
+            let connection = http.serve_connection(TokioIo::new(stream), service);
+            until_stopped(connection, stopping, |c| c.graceful_shutdown()).await;
+        }
+        Protocol::Tls(acceptor, http) => {
+            // A failed handshake is a client's problem: nothing to report.
+            let stream = tokio::select! {
+                handshake = acceptor.accept(stream) => match handshake {
+                    Ok(stream) => stream,
+                    Err(_) => return,
+                },
+                _ = stopping.changed() => return,
+            };
+            let connection = http.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            until_stopped(connection, stopping, |c| c.graceful_shutdown()).await;
+        }
+    }
+}
+
+/// Drives `connection` to its end; once `stopping` changes, asks it to close
+/// after the requests in flight (`shut`: its `graceful_shutdown`).
+async fn until_stopped<C: Future>(
+    connection: C,
+    mut stopping: watch::Receiver<()>,
+    shut: fn(Pin<&mut C>),
+) {
+    tokio::pin!(connection);
+    // Errors here are clients going away mid-request: nothing to report.
+    tokio::select! {
+        _ = connection.as_mut() => {}
+        _ = stopping.changed() => {
+            shut(connection.as_mut());
+            let _ = connection.await;
+        }
+    }
 }
 
 fn parse_args() -> Result<Root, String> {
@@ -264,6 +344,83 @@ fn env_or(name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_owned())
 }
 
+/// A port from the environment: `None` when the variable is unset or empty.
+fn port_from_env(name: &str) -> Result<Option<u16>, String> {
+    match std::env::var(name).ok().filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|e| format!("{name}: {e}")),
+    }
+}
+
+/// The ports from the environment: `PORT`, and each other one only when set
+/// (the TLS one with the acceptor of the certificate it was given).
+struct Ports {
+    plain: u16,
+    tls: Option<(u16, TlsAcceptor)>,
+    h2c: Option<u16>,
+    grpc: Option<u16>,
+}
+
+fn ports_from_env() -> Result<Ports, String> {
+    let plain = port_from_env("PORT")?.unwrap_or(1234);
+    let tls = match port_from_env("TLS_PORT")? {
+        Some(port) => Some((port, tls::acceptor_from_env()?)),
+        None => None,
+    };
+    let h2c = port_from_env("H2C_PORT")?;
+    let grpc = port_from_env("GRPC_PORT")?;
+    Ok(Ports {
+        plain,
+        tls,
+        h2c,
+        grpc,
+    })
+}
+
+async fn bind(host: &str, port: u16) -> Result<TcpListener, String> {
+    // A bare IPv6 address such as `::1` works too: the pair is not a "host:port" string.
+    TcpListener::bind((host, port))
+        .await
+        .map_err(|e| format!("cannot listen on {host} port {port}: {e}"))
+}
+
+/// Every listener, bound before any serves, so that a port in use stops the start.
+struct Listeners {
+    plain: TcpListener,
+    tls: Option<(TcpListener, TlsAcceptor)>,
+    h2c: Option<TcpListener>,
+    grpc: Option<TcpIncoming>,
+}
+
+async fn bind_all(host: &str, ports: Ports) -> Result<Listeners, String> {
+    let plain = bind(host, ports.plain).await?;
+    let tls = match ports.tls {
+        Some((port, acceptor)) => Some((bind(host, port).await?, acceptor)),
+        None => None,
+    };
+    let h2c = match ports.h2c {
+        Some(port) => Some(bind(host, port).await?),
+        None => None,
+    };
+    let grpc = match ports.grpc {
+        Some(port) => Some(grpc::bind(host, port).await?),
+        None => None,
+    };
+    Ok(Listeners {
+        plain,
+        tls,
+        h2c,
+        grpc,
+    })
+}
+
+/// The leaked value: it lives as long as the process, and a plain reference
+/// spares every request an atomic reference count shared by all worker
+/// threads.
+fn forever<T>(value: T) -> &'static T {
+    Box::leak(Box::new(value))
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let root = match parse_args() {
@@ -274,10 +431,11 @@ async fn main() -> ExitCode {
         }
     };
     let host = env_or("HOST", "127.0.0.1");
-    let port: u16 = match env_or("PORT", "1234").parse() {
-        Ok(port) => port,
+    // The certificate is read only for a TLS listener; a bad one stops the start.
+    let ports = match ports_from_env() {
+        Ok(ports) => ports,
         Err(e) => {
-            eprintln!("PORT: {e}");
+            eprintln!("{e}");
             return ExitCode::from(2);
         }
     };
@@ -288,26 +446,20 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // A bare IPv6 address such as `::1` works too: the pair is not a "host:port" string.
-    let listener = match TcpListener::bind((host.as_str(), port)).await {
-        Ok(listener) => listener,
+    let listeners = match bind_all(&host, ports).await {
+        Ok(listeners) => listeners,
         Err(e) => {
-            eprintln!("cannot listen on {host} port {port}: {e}");
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
+    let listener = listeners.plain;
     let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
     let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler");
     if let Ok(addr) = listener.local_addr() {
         let db = if db.is_some() { "with" } else { "without" };
         eprintln!("rust-hyper listening on {addr}, {db} a database");
     }
-    let shutdown = async move {
-        tokio::select! {
-            _ = terminate.recv() => {}
-            _ = interrupt.recv() => {}
-        }
-    };
     let static_dir = PathBuf::from(env_or("STATIC_DIR", "static"));
     if !static_dir.is_dir() {
         eprintln!(
@@ -315,15 +467,50 @@ async fn main() -> ExitCode {
             static_dir.display()
         );
     }
-    let app = App {
+    let app = forever(App {
         root,
         db,
         static_dir,
         sessions: webapp::Sessions::default(),
+    });
+
+    // Every listener stops on the same signal.
+    let (quit, quitting) = watch::channel(());
+    let stopped = || {
+        let mut quitting = quitting.clone();
+        async move {
+            let _ = quitting.changed().await;
+        }
     };
-    // Leaked: it lives as long as the process, and a plain reference spares
-    // every request an atomic reference count shared by all worker threads.
-    serve(listener, Box::leak(Box::new(app)), shutdown).await;
+    let mut servers = JoinSet::new();
+    servers.spawn(serve(listener, app, forever(Protocol::http1()), stopped()));
+    if let Some((listener, acceptor)) = listeners.tls {
+        if let Ok(addr) = listener.local_addr() {
+            eprintln!("TLS (HTTP/2 and HTTP/1.1) on {addr}");
+        }
+        let protocol = forever(Protocol::tls(acceptor));
+        servers.spawn(serve(listener, app, protocol, stopped()));
+    }
+    if let Some(listener) = listeners.h2c {
+        if let Ok(addr) = listener.local_addr() {
+            eprintln!("h2c (HTTP/2 with prior knowledge) on {addr}");
+        }
+        servers.spawn(serve(listener, app, forever(Protocol::h2c()), stopped()));
+    }
+    if let Some(incoming) = listeners.grpc {
+        if let Ok(addr) = incoming.local_addr() {
+            eprintln!("gRPC on {addr}");
+        }
+        servers.spawn(grpc::serve(incoming, stopped()));
+    }
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+    }
+    let _ = quit.send(());
+    // The HTTP listeners give their requests in flight a second; tonic's
+    // graceful shutdown waits for its clients to close, which may be never.
+    let _ = tokio::time::timeout(Duration::from_secs(2), servers.join_all()).await;
     ExitCode::SUCCESS
 }
 

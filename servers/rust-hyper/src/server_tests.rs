@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 
-use crate::{serve, work, App, Root};
+use crate::{forever, serve, work, App, Protocol, Root};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -31,7 +31,7 @@ async fn start(db: Option<deadpool_postgres::Pool>) -> SocketAddr {
         static_dir: "static-missing".into(),
         sessions: Default::default(),
     }));
-    tokio::spawn(serve(listener, app, pending()));
+    tokio::spawn(serve(listener, app, forever(Protocol::http1()), pending()));
     addr
 }
 
@@ -276,10 +276,10 @@ fn sha256_hex(data: &[u8]) -> String {
 }
 
 /// A folder of its own under the temporary folder, removed when dropped.
-struct TempDir(std::path::PathBuf);
+pub(crate) struct TempDir(pub(crate) std::path::PathBuf);
 
 impl TempDir {
-    fn new(what: &str) -> TempDir {
+    pub(crate) fn new(what: &str) -> TempDir {
         let dir = std::env::temp_dir().join(format!("rust-hyper-{what}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -302,7 +302,7 @@ async fn start_static(dir: std::path::PathBuf) -> SocketAddr {
         static_dir: dir,
         sessions: Default::default(),
     }));
-    tokio::spawn(serve(listener, app, pending()));
+    tokio::spawn(serve(listener, app, forever(Protocol::http1()), pending()));
     addr
 }
 

@@ -81,14 +81,7 @@ struct Client<'a> {
 /// The answer's body for a request body.
 pub fn answer(body: &[u8]) -> Result<Vec<u8>, BadRequest> {
     let doc = parse(body)?;
-    let mut dates = doc.group.dates.iter();
-    let first = parse_date(dates.next().ok_or(BadRequest::EmptyDates)?)?;
-    let (mut min, mut max) = (first, first);
-    for s in dates {
-        let t = parse_date(s)?;
-        min = min.min(t);
-        max = max.max(t);
-    }
+    let (min, max) = earliest_and_latest(&doc.group.dates)?;
     let answer = Answer {
         product: &doc.product,
         request_id: &doc.request_id,
@@ -99,6 +92,20 @@ pub fn answer(body: &[u8]) -> Result<Vec<u8>, BadRequest> {
         },
     };
     Ok(serde_json::to_vec(&answer).expect("the answer always serializes"))
+}
+
+/// The earliest and the latest of `dates`, each parsed (gRPC's Compute
+/// shares this with `/work`).
+pub fn earliest_and_latest(dates: &[String]) -> Result<(DateTime<Utc>, DateTime<Utc>), BadRequest> {
+    let mut dates = dates.iter();
+    let first = parse_date(dates.next().ok_or(BadRequest::EmptyDates)?)?;
+    let (mut min, mut max) = (first, first);
+    for s in dates {
+        let t = parse_date(s)?;
+        min = min.min(t);
+        max = max.max(t);
+    }
+    Ok((min, max))
 }
 
 fn parse(body: &[u8]) -> Result<Doc, BadRequest> {

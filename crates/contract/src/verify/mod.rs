@@ -8,12 +8,14 @@ mod db;
 #[cfg(feature = "postgres")]
 mod fortunes;
 mod json_comp;
+mod protocols;
 mod static_files;
 mod upload;
 #[cfg(feature = "postgres")]
 mod world;
 mod ws;
 
+pub use protocols::ProtocolTargets;
 pub use upload::{upload_problem, MAX_UPLOAD, MIN_UPLOAD, UPLOAD_LIMIT};
 
 use std::time::Duration;
@@ -74,6 +76,9 @@ pub struct VerifyOptions {
     pub updates: bool,
     /// Run the `app` checks (CONTRACT.md, "app", version 1.4).
     pub app: bool,
+    /// The listeners of version 1.5 (TLS, HTTP/2, h2c, gRPC): each one set
+    /// runs its checks.
+    pub protocols: ProtocolTargets,
 }
 
 impl VerifyOptions {
@@ -93,6 +98,7 @@ impl VerifyOptions {
             queries: false,
             updates: false,
             app: false,
+            protocols: ProtocolTargets::default(),
         }
     }
 }
@@ -262,6 +268,18 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
             ));
         }
     }
+    let p = &opts.protocols;
+    for (set, part, flag) in [
+        (p.tls.is_some(), "tls", "--tls ADDR"),
+        (p.tls.is_some() && p.h2, "h2", "--h2 with --tls ADDR"),
+        (p.h2c.is_some(), "h2c", "--h2c ADDR"),
+        (p.grpc.is_some(), "grpc", "--grpc ADDR"),
+    ] {
+        if !set {
+            skipped.push(format!("{part}: not asked for ({flag} runs its checks)"));
+        }
+    }
+    out.extend(protocols::checks(&mut ctx, p));
     out.push(checks::framing(&ctx));
     out.push(checks::date(&mut ctx));
     VerifyReport {

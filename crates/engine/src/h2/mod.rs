@@ -8,6 +8,8 @@ mod conn;
 pub mod frame;
 mod request;
 
+#[doc(hidden)]
+pub use conn::fuzz_feed;
 pub(crate) use conn::H2Conn;
 pub use request::H2RequestError;
 pub(crate) use request::{h2_request, H2Request};

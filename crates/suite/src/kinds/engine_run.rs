@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use netbench_engine::IoBackend;
 
 use hdrhistogram::Histogram;
-use netbench_engine::{LoadPlan, LoadResult, RequestTemplate, RunControl, SessionPlan, Stop};
+use netbench_engine::{
+    LoadPlan, LoadResult, RequestTemplate, RunControl, SessionPlan, Stop, TlsOptions, TlsPlan,
+};
 
 use super::facts::Facts;
 use crate::sampler::sample_group;
@@ -37,6 +39,56 @@ pub struct Measure<'a> {
     pub netns: Option<&'a str>,
     /// The client's I/O backend: the suite's `io`, or the cheapest.
     pub io: IoBackend,
+    /// What carries the requests: TLS, HTTP/2 and its streams.
+    pub carrier: Carrier,
+}
+
+/// The engine's side of a scenario's protocol (contract 1.5): TLS trusting
+/// the run's authority (ALPN the protocol's, the name `localhost` the
+/// certificate is for wherever the server runs), and HTTP/2 with its
+/// streams per connection.
+#[derive(Debug, Clone, Default)]
+pub struct Carrier {
+    pub tls: Option<TlsPlan>,
+    pub h2: bool,
+    pub streams: usize,
+}
+
+impl Carrier {
+    pub fn of(
+        scenario: &crate::suite::Scenario,
+        ca: Option<&std::path::Path>,
+    ) -> Result<Carrier, String> {
+        use netbench_records::Protocol;
+        let p = scenario.protocol;
+        let tls = match p {
+            Protocol::Tls | Protocol::H2 => {
+                let Some(ca) = ca else {
+                    return Err(
+                        "a TLS scenario needs the run's authority, and the run made none".into(),
+                    );
+                };
+                let options = TlsOptions {
+                    cacert: Some(ca.to_path_buf()),
+                    resume: scenario.tls_resume,
+                    alpn: vec![if p == Protocol::H2 {
+                        b"h2".to_vec()
+                    } else {
+                        b"http/1.1".to_vec()
+                    }],
+                    server_name: Some("localhost".to_string()),
+                    ..TlsOptions::default()
+                };
+                Some(TlsPlan::new(&options, "localhost").map_err(|e| e.to_string())?)
+            }
+            _ => None,
+        };
+        Ok(Carrier {
+            tls,
+            h2: p.is_h2(),
+            streams: scenario.streams as usize,
+        })
+    }
 }
 
 /// What a scenario sends one server: its requests, and for the contract's

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub(crate) use engine_run::sleep_until;
-pub use engine_run::{measure_plan, measure_plan_warm, Measure, Measured, Traffic};
+pub use engine_run::{measure_plan, measure_plan_warm, Carrier, Measure, Measured, Traffic};
 pub use facts::{
     fit_line, knee, Facts, FixedRateFacts, IdleFacts, IdleLevelFacts, LineFit, PipelinedFacts,
     ShortLivedFacts, StormFacts, SweepFacts, SweepStep,
@@ -261,15 +261,17 @@ pub(crate) fn base_plan(scenario: &Scenario, connections: u32, m: &Measure<'_>) 
         pacing: Pacing::Closed,
         warmup: scenario.warmup,
         timeout: REQUEST_TIMEOUT,
-        keepalive: scenario.sends_keepalive(),
-        pipeline: 1,
+        keepalive: scenario.sends_keepalive() || m.carrier.h2,
+        // HTTP/2's streams per connection; HTTP/1.1 one request at a time
+        // (the pipelined kind sets its own).
+        pipeline: if m.carrier.h2 { m.carrier.streams } else { 1 },
         requests_per_connection: None,
         reconnect: true,
         requests: m.traffic.requests.clone(),
         ws: ws_plan(scenario, m),
-        tls: None,
+        tls: m.carrier.tls.clone(),
         session: m.traffic.session.clone(),
-        h2: false,
+        h2: m.carrier.h2,
     }
 }
 

@@ -31,9 +31,10 @@ pub(crate) fn measure_storm(
         pacing: Pacing::Closed,
         warmup: Duration::ZERO,
         timeout: TIMEOUT,
-        // An HTTP client says it will close, as ab does; a WebSocket is a
-        // kept connection by nature.
-        keepalive: ws.is_some(),
+        // An HTTP/1.1 client says it will close, as ab does; a WebSocket is
+        // a kept connection by nature, and HTTP/2 has no Connection header
+        // (each client still sends its one request and is done).
+        keepalive: ws.is_some() || m.carrier.h2,
         pipeline: 1,
         requests_per_connection: None,
         reconnect: false,
@@ -42,9 +43,11 @@ pub(crate) fn measure_storm(
         // to follow.
         requests: m.traffic.requests.clone(),
         ws,
-        tls: None,
+        // Over TLS every client makes its handshake (a full one, or a
+        // resumed one with `tls_resume`): the storm of handshakes.
+        tls: m.carrier.tls.clone(),
         session: None,
-        h2: false,
+        h2: m.carrier.h2,
     };
     let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .ok()

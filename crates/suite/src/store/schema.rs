@@ -221,6 +221,15 @@ INSERT INTO scenarios_10 SELECT run_id, position, name, kind, endpoint, connecti
 DROP TABLE scenarios;
 ALTER TABLE scenarios_10 RENAME TO scenarios;
 "#,
+    // 11: what carries a scenario's requests (contract 1.5: HTTP/1.1, TLS,
+    // HTTP/2 over TLS or cleartext, gRPC) and HTTP/2's streams per
+    // connection. Every scenario stored before was HTTP/1.1 on cleartext.
+    // No CHECK on the name, as for `needs`: `Protocol::parse` refuses an
+    // unknown one on reading.
+    r#"
+ALTER TABLE scenarios ADD COLUMN protocol TEXT NOT NULL DEFAULT 'h1' CHECK (protocol <> '');
+ALTER TABLE scenarios ADD COLUMN streams INTEGER NOT NULL DEFAULT 1 CHECK (streams >= 1);
+"#,
 ];
 
 /// The schema version whose step also fills its new records from the texts

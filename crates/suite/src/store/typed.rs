@@ -5,7 +5,9 @@
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use netbench_records::{Bandwidth, NetPlacement, Offer, ScenarioRecord, ServerFacts, Tier};
+use netbench_records::{
+    Bandwidth, NetPlacement, Offer, Protocol, ScenarioRecord, ServerFacts, Tier,
+};
 
 use crate::manifest::Model;
 use crate::records_of::{scenario_records_of_text, server_facts, with_toolchain};
@@ -23,24 +25,28 @@ pub(super) fn insert_scenarios(
     let mut stmt = tx.prepare(
         "INSERT INTO scenarios (run_id, position, name, kind, endpoint, connections, keepalive,
                                 requests_per_connection, needs, net_placement,
-                                net_bandwidth_bps, same_cells_as)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                net_bandwidth_bps, same_cells_as, protocol, streams)
+         VALUES (:run, :position, :name, :kind, :endpoint, :connections, :keepalive,
+                 :requests_per_connection, :needs, :net_placement, :net_bandwidth_bps,
+                 :same_cells_as, :protocol, :streams)",
     )?;
     for s in scenarios {
-        stmt.execute(params![
-            run,
-            s.position,
-            s.name,
-            s.kind,
-            s.endpoint,
-            serde_json::to_string(&s.connections).map_err(to_sql_err)?,
-            s.keepalive,
-            s.requests_per_connection,
-            s.needs.map(Offer::as_str),
-            s.placement.as_str(),
-            s.bandwidth.map(|b| b.bits_per_s as i64),
-            s.same_cells_as,
-        ])?;
+        stmt.execute(rusqlite::named_params! {
+            ":run": run,
+            ":position": s.position,
+            ":name": s.name,
+            ":kind": s.kind,
+            ":endpoint": s.endpoint,
+            ":connections": serde_json::to_string(&s.connections).map_err(to_sql_err)?,
+            ":keepalive": s.keepalive,
+            ":requests_per_connection": s.requests_per_connection,
+            ":needs": s.needs.map(Offer::as_str),
+            ":net_placement": s.placement.as_str(),
+            ":net_bandwidth_bps": s.bandwidth.map(|b| b.bits_per_s as i64),
+            ":same_cells_as": s.same_cells_as,
+            ":protocol": s.protocol.as_str(),
+            ":streams": s.streams,
+        })?;
     }
     Ok(())
 }
@@ -60,7 +66,7 @@ pub(super) fn read_scenarios(
 ) -> rusqlite::Result<Vec<ScenarioRecord>> {
     let mut stmt = tx.prepare(
         "SELECT position, name, kind, endpoint, connections, keepalive, requests_per_connection,
-                needs, net_placement, net_bandwidth_bps, same_cells_as
+                needs, net_placement, net_bandwidth_bps, same_cells_as, protocol, streams
          FROM scenarios WHERE run_id = ?1 ORDER BY position",
     )?;
     let rows = stmt.query_map(params![run], |row| {
@@ -87,6 +93,12 @@ pub(super) fn read_scenarios(
                 bits_per_s: b as u64,
             }),
             same_cells_as: row.get(10)?,
+            protocol: {
+                let p: String = row.get("protocol")?;
+                Protocol::parse(&p)
+                    .ok_or_else(|| from_sql_err(11, format!("{p:?} is no protocol")))?
+            },
+            streams: row.get("streams")?,
         })
     })?;
     rows.collect()
