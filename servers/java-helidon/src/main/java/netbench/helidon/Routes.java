@@ -61,10 +61,12 @@ final class Routes {
         // an upload that is too large, whose body must not be read as the next request).
         // Before that, the filter gives every answer an IMF-fixdate Date (see HttpDate: Helidon's
         // own writes one-digit days on the 1st to the 9th of a month).
+        // HTTP/2 has no Connection header and ends streams, not connections: there the filter only
+        // dates the answer.
         routing.addFilter((chain, req, res) -> {
             res.header(HttpDate.now());
             chain.proceed();
-            if (req.headers().containsToken(HeaderValues.CONNECTION_CLOSE)
+            if (!http2(req) && req.headers().containsToken(HeaderValues.CONNECTION_CLOSE)
                     || res.headers().contains(HeaderValues.CONNECTION_CLOSE)) {
                 throw new CloseConnectionException("the request or the answer asked for Connection: close");
             }
@@ -133,19 +135,21 @@ final class Routes {
      * A Content-Length over the limit is refused from the head: the body is never read, and the
      * answer says Connection: close, so Helidon does not drain the entity (Http1Connection skips
      * that for a closing answer) and the filter above ends the connection. A chunked body is
-     * hashed until it passes the limit.
+     * hashed until it passes the limit. On HTTP/2 the 413 ends the stream alone (Helidon resets
+     * it, as the body is not read), and a body without Content-Length is hashed until it passes
+     * the limit.
      */
     private static void upload(ServerRequest req, ServerResponse res) {
         boolean chunked = req.headers().contains(HeaderValues.TRANSFER_ENCODING_CHUNKED);
         if (!chunked && req.headers().contentLength().orElse(0) > Upload.LIMIT) {
-            tooLarge(res);
+            tooLarge(req, res);
             return;
         }
         byte[] answer;
         try {
             answer = req.content().hasEntity() ? Upload.digest(req.content().inputStream()) : Upload.answer(0, Upload.sha256().digest());
         } catch (Upload.TooLarge e) {
-            tooLarge(res);
+            tooLarge(req, res);
             return;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -153,9 +157,16 @@ final class Routes {
         send(res, Status.OK_200, JSON, answer);
     }
 
-    private static void tooLarge(ServerResponse res) {
-        res.header(HeaderValues.CONNECTION_CLOSE);
+    private static void tooLarge(ServerRequest req, ServerResponse res) {
+        if (!http2(req)) {
+            res.header(HeaderValues.CONNECTION_CLOSE); // a connection-specific header, which HTTP/2 forbids
+        }
         send(res, Status.REQUEST_ENTITY_TOO_LARGE_413, TEXT, TOO_LARGE);
+    }
+
+    /** Whether the request came on an HTTP/2 stream (h2 or h2c), where Helidon's prologue says 2.0. */
+    static boolean http2(ServerRequest req) {
+        return "2.0".equals(req.prologue().protocolVersion());
     }
 
     /**

@@ -13,6 +13,10 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.ResolverStyle;
 import java.util.Locale;
+import netbench.WorkOuterClass.Client;
+import netbench.WorkOuterClass.Group;
+import netbench.WorkOuterClass.WorkReply;
+import netbench.WorkOuterClass.WorkRequest;
 
 /** {@code POST /work}: parse the document, validate it, find the earliest and latest date, serialize. */
 final class Work {
@@ -100,6 +104,40 @@ final class Work {
         } catch (JacksonException e) {
             throw new IllegalStateException("cannot serialize the answer", e);
         }
+    }
+
+    /**
+     * gRPC's Compute, the same computation on the decoded message. proto3 cannot tell a missing
+     * string, bool or number from its zero value, so only what the wire can show is checked: the
+     * group is there, it has at least one date, and every date is valid.
+     */
+    static WorkReply reply(WorkRequest request) throws BadRequest {
+        if (!request.hasGroup()) {
+            throw new BadRequest("group: missing");
+        }
+        Group group = request.getGroup();
+        if (group.getDatesCount() == 0) {
+            throw new BadRequest("group.dates: empty");
+        }
+        Instant min = null;
+        Instant max = null;
+        for (String date : group.getDatesList()) {
+            Instant t = parseDate(date);
+            if (min == null || t.isBefore(min)) {
+                min = t;
+            }
+            if (max == null || t.isAfter(max)) {
+                max = t;
+            }
+        }
+        return WorkReply.newBuilder()
+                .setProduct(request.getProduct())
+                .setRequestId(request.getRequestId())
+                .setClient(Client.newBuilder()
+                        .setBalance(group.getBalance())
+                        .setMinDate(DATE_OUT.format(min))
+                        .setMaxDate(DATE_OUT.format(max)))
+                .build();
     }
 
     /**

@@ -31,7 +31,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * The last handler of every connection's pipeline: gets whole requests from
+ * The last handler of every connection's pipeline (and of every HTTP/2 stream's, where
+ * Http2StreamFrameToHttpObjectCodec makes the same request objects): gets whole requests from
  * {@code HttpObjectAggregator} (Content-Length or chunked bodies alike) and uploads already
  * hashed by {@link Upload.Stream}, routes them by path and method, and writes one answer framed
  * by Content-Length each (a {@link FullHttpResponse}, or for a static file a head and the file).
@@ -134,7 +135,8 @@ final class Handler extends ChannelInboundHandlerAdapter {
                 return;
             }
             if (path.startsWith(StaticFiles.PREFIX)) {
-                StaticFiles.Answer file = files.answer(path.substring(StaticFiles.PREFIX.length()), req.headers());
+                StaticFiles.Answer file = files.answer(path.substring(StaticFiles.PREFIX.length()), req.headers(),
+                        Protocols.needsChunkedFiles(ctx.channel()));
                 if (file != null) {
                     respond(ctx, req.protocolVersion(), HttpUtil.isKeepAlive(req), file.head(), file.body());
                     return;
@@ -149,12 +151,13 @@ final class Handler extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Writes one answer: {@code head} alone when it is a whole answer, or {@code head}, the file
-     * region and an empty LastHttpContent (the head carries the file's Content-Length). Closes
-     * the connection after it unless it is kept alive.
+     * Writes one answer: {@code head} alone when it is a whole answer, or {@code head} and the
+     * file: a file region and an empty LastHttpContent, or chunked input, which ends with its
+     * own (the head carries the file's Content-Length). Closes the connection after it unless it
+     * is kept alive (on HTTP/2, the stream: a request there is always kept alive).
      */
     private static void respond(ChannelHandlerContext ctx, HttpVersion version, boolean keepAlive,
-            HttpResponse head, FileRegion body) {
+            HttpResponse head, Object body) {
         if (!version.equals(HttpVersion.HTTP_1_1)) {
             head.setProtocolVersion(version);
         }
@@ -164,9 +167,11 @@ final class Handler extends ChannelInboundHandlerAdapter {
             head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
         }
         ChannelFuture last = ctx.write(head);
-        if (body != null) {
+        if (body instanceof FileRegion) {
             ctx.write(body);
             last = ctx.write(LastHttpContent.EMPTY_LAST_CONTENT);
+        } else if (body != null) {
+            last = ctx.write(body);
         }
         if (!keepAlive) {
             last.addListener(ChannelFutureListener.CLOSE);

@@ -11,7 +11,9 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpChunkedInput;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.stream.ChunkedNioFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -32,9 +34,14 @@ import java.util.concurrent.TimeUnit;
  * are done here: Last-Modified formatted by Netty's DateFormatter (IMF-fixdate), an ETag derived
  * from the file's modification time and size, as nginx and Apache derive theirs, and 304 for an
  * If-None-Match that names it (weak comparison). No cache but the operating system's page cache.
+ * Where a file region cannot go (TLS, HTTP/2 streams) the file is read as the connection takes
+ * it, in chunks ({@link HttpChunkedInput} over {@link ChunkedNioFile}), as the example does over
+ * TLS.
  */
 final class StaticFiles {
     static final String PREFIX = "/static/";
+    /** Netty's ChunkedNioFile default: a chunk per read, 8 KiB. */
+    private static final int CHUNK = 8192;
 
     /** Null when the folder is missing: every file is then 404. */
     private final Path dir;
@@ -54,9 +61,10 @@ final class StaticFiles {
 
     /**
      * What {@link Handler} writes: a head, then the file when {@code body} is not null
-     * (a 304 is a whole answer without one).
+     * (a 304 is a whole answer without one): a {@link FileRegion}, which needs a
+     * LastHttpContent after it, or an {@link HttpChunkedInput}, which ends with its own.
      */
-    record Answer(HttpResponse head, FileRegion body) {}
+    record Answer(HttpResponse head, Object body) {}
 
     /**
      * A name inside the folder: no separator, no dot first (so neither {@code ..} nor hidden
@@ -80,9 +88,10 @@ final class StaticFiles {
     /**
      * The answer to a GET of {@code name} with the request's headers, or null when there is no
      * such file (the caller answers 404). The file's channel, when there is a body, is closed by
-     * the region once it is written (or released unwritten).
+     * the region or the chunked input once it is written (or released unwritten).
+     * {@code chunked}: the body as an {@link HttpChunkedInput} rather than a file region.
      */
-    Answer answer(String name, HttpHeaders request) {
+    Answer answer(String name, HttpHeaders request, boolean chunked) {
         if (dir == null || !validName(name)) {
             return null;
         }
@@ -119,7 +128,10 @@ final class StaticFiles {
                     .set(HttpHeaderNames.ETAG, etag)
                     .set(HttpHeaderNames.LAST_MODIFIED, lastModified)
                     .set(HttpHeaderNames.DATE, DateFormatter.format(new Date()));
-            Answer answer = new Answer(res, new DefaultFileRegion(channel, 0, size));
+            Object body = chunked
+                    ? new HttpChunkedInput(new ChunkedNioFile(channel, 0, size, CHUNK))
+                    : new DefaultFileRegion(channel, 0, size);
+            Answer answer = new Answer(res, body);
             handedOver = true;
             return answer;
         } catch (IOException e) {

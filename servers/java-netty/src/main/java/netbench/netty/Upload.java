@@ -18,6 +18,9 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -71,7 +74,9 @@ final class Upload {
      * Once the answer is written the sending side is shut down (a FIN after the 413) and the
      * connection goes on reading, and {@link Stream} discarding, what the client still sends, so
      * that the client reads the 413 rather than a reset; it is closed when the client closes its
-     * side or after {@link #DRAIN_MILLIS}.
+     * side or after {@link #DRAIN_MILLIS}. On an HTTP/2 stream the answer is followed by
+     * RST_STREAM with NO_ERROR, which RFC 9113 §8.1 names for this (stop sending, the answer is
+     * complete); the connection's other streams go on.
      */
     static void refuse(ChannelHandlerContext ctx, HttpVersion version) {
         FullHttpResponse res = Handler.response(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
@@ -80,6 +85,10 @@ final class Upload {
         res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(res).addListener((ChannelFuture f) -> {
             Channel ch = f.channel();
+            if (f.isSuccess() && ch instanceof Http2StreamChannel) {
+                ch.writeAndFlush(new DefaultHttp2ResetFrame(Http2Error.NO_ERROR));
+                return;
+            }
             if (!f.isSuccess() || !(ch instanceof SocketChannel)) {
                 ch.close();
                 return;
@@ -110,6 +119,9 @@ final class Upload {
                     if (isUpload(msg)) {
                         try {
                             begin(ctx, (HttpRequest) msg);
+                            if (msg instanceof LastHttpContent && state == State.HASH) {
+                                hash(ctx, msg); // HTTP/2: a head and its whole body in one message
+                            }
                         } finally {
                             ReferenceCountUtil.release(msg);
                         }
@@ -130,11 +142,12 @@ final class Upload {
         }
 
         /**
-         * A decoded head of {@code POST /upload}, not a full message: the codec's invalid
-         * messages (decoder failures) go on to Handler, which answers 400.
+         * A decoded head of {@code POST /upload}: HTTP/1.1's codec gives the head alone, HTTP/2's
+         * adapter a full message when the HEADERS frame ends the stream (an empty body). The
+         * codec's invalid messages (decoder failures) go on to Handler, which answers 400.
          */
         private static boolean isUpload(Object msg) {
-            if (!(msg instanceof HttpRequest) || msg instanceof HttpContent) {
+            if (!(msg instanceof HttpRequest)) {
                 return false;
             }
             HttpRequest req = (HttpRequest) msg;

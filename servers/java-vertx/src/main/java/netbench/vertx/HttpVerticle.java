@@ -5,8 +5,12 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.net.PemKeyCertOptions;
+import java.util.ArrayList;
+import java.util.List;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
@@ -15,7 +19,10 @@ import java.util.Locale;
 /**
  * One instance per core: each instance runs on its own event loop and creates its own
  * {@code HttpServer} on the same host and port; Vert.x binds the port once and hands
- * accepted connections round-robin to the instances' event loops.
+ * accepted connections round-robin to the instances' event loops. The same goes for the
+ * listeners of contract 1.5 ({@link Listeners}): each instance opens one {@code HttpServer}
+ * per port, all with this verticle's request handler, so HTTP/2 streams and HTTP/1.1 requests
+ * are answered alike.
  */
 final class HttpVerticle extends VerticleBase {
     /** What {@code /} answers, chosen by the optional first command-line argument. */
@@ -31,28 +38,56 @@ final class HttpVerticle extends VerticleBase {
     private static final Buffer NOT_FOUND = Buffer.buffer("not found");
     private static final Buffer NOT_ALLOWED = Buffer.buffer("method not allowed");
 
+    /**
+     * The ports beside PORT (0 where not opened; a test may not ask for port 0 here, as every
+     * instance must bind the same port): {@code tls} with the PEM chain and PKCS#8 key, and
+     * {@code h2c}.
+     */
+    record Listeners(int tls, String cert, String key, int h2c) {
+        static final Listeners NONE = new Listeners(0, null, null, 0);
+    }
+
     private final String host;
     private final int port;
     private final Root root;
+    private final Listeners listeners;
     /**
      * The Date header, refreshed once a second by a timer on this verticle's event loop (Vert.x
      * adds no Date header of its own); only that loop reads and writes it.
      */
     private String date;
 
-    HttpVerticle(String host, int port, Root root) {
+    HttpVerticle(String host, int port, Root root, Listeners listeners) {
         this.host = host;
         this.port = port;
         this.root = root;
+        this.listeners = listeners;
     }
 
     @Override
     public Future<?> start() {
         date = now();
         vertx.setPeriodic(1000, id -> date = now());
-        return vertx.createHttpServer() // default HttpServerOptions
-                .requestHandler(this::handle)
-                .listen(port, host);
+        List<Future<?>> listening = new ArrayList<>();
+        // Default HttpServerOptions: HTTP/1.1, and h2c too (Vert.x's default takes a client
+        // preface or an Upgrade on a cleartext server).
+        listening.add(vertx.createHttpServer().requestHandler(this::handle).listen(port, host));
+        if (listeners.tls() != 0) {
+            // Vert.x's TLS (the JDK's SSLEngine, its default) with ALPN offering h2 and
+            // http/1.1 (its default ALPN list); without ALPN a client gets HTTP/1.1.
+            HttpServerOptions tls = new HttpServerOptions()
+                    .setSsl(true)
+                    .setUseAlpn(true)
+                    .setKeyCertOptions(new PemKeyCertOptions()
+                            .setCertPath(listeners.cert())
+                            .setKeyPath(listeners.key()));
+            listening.add(vertx.createHttpServer(tls).requestHandler(this::handle).listen(listeners.tls(), host));
+        }
+        if (listeners.h2c() != 0) {
+            // The same default options as PORT: the port of its own is what the contract names.
+            listening.add(vertx.createHttpServer().requestHandler(this::handle).listen(listeners.h2c(), host));
+        }
+        return Future.all(listening);
     }
 
     private static String now() {

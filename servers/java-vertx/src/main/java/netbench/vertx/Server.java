@@ -12,7 +12,10 @@ import java.util.concurrent.TimeoutException;
  * loop, with Vert.x's default options otherwise (NIO transport, event loop pool of twice the
  * processors, of which the instances use one each).
  *
- * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234).
+ * <p>Environment: {@code HOST} (default 127.0.0.1), {@code PORT} (default 1234); contract
+ * 1.5's {@code TLS_PORT} with {@code TLS_CERT} and {@code TLS_KEY} (TLS, HTTP/2 or HTTP/1.1 by
+ * ALPN) and {@code H2C_PORT} (HTTP/2 with prior knowledge), each listener opened only when its
+ * port is set.
  * Optional first argument {@code 0} or {@code 1}: {@code /} answers as {@code /blank} or
  * {@code /work}.
  */
@@ -25,9 +28,15 @@ public final class Server {
 
     /** Deploys {@code instances} verticles listening on host:port and waits until all listen. */
     public static Server start(String host, int port, HttpVerticle.Root root, int instances) throws Exception {
+        return start(host, port, root, instances, HttpVerticle.Listeners.NONE);
+    }
+
+    /** As {@link #start(String, int, HttpVerticle.Root, int)}, with the listeners of contract 1.5. */
+    static Server start(String host, int port, HttpVerticle.Root root, int instances, HttpVerticle.Listeners listeners)
+            throws Exception {
         Vertx vertx = Vertx.vertx(); // default VertxOptions
         try {
-            vertx.deployVerticle(() -> new HttpVerticle(host, port, root),
+            vertx.deployVerticle(() -> new HttpVerticle(host, port, root, listeners),
                             new DeploymentOptions().setInstances(instances))
                     .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         } catch (ExecutionException | TimeoutException | InterruptedException e) {
@@ -65,17 +74,25 @@ public final class Server {
         }
         String host = env("HOST", "127.0.0.1");
         int port;
+        HttpVerticle.Listeners listeners;
         try {
             port = Integer.parseInt(env("PORT", "1234"));
+            listeners = new HttpVerticle.Listeners(Integer.parseInt(env("TLS_PORT", "0")),
+                    env("TLS_CERT", null), env("TLS_KEY", null), Integer.parseInt(env("H2C_PORT", "0")));
         } catch (NumberFormatException e) {
-            System.err.println("PORT must be an integer: " + e.getMessage());
+            System.err.println("PORT, TLS_PORT and H2C_PORT must be integers: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        if (listeners.tls() != 0 && (listeners.cert() == null || listeners.key() == null)) {
+            System.err.println("TLS_PORT needs TLS_CERT and TLS_KEY (PEM files)");
             System.exit(2);
             return;
         }
         int instances = Runtime.getRuntime().availableProcessors();
         Server server;
         try {
-            server = start(host, port, root, instances);
+            server = start(host, port, root, instances, listeners);
         } catch (Exception e) {
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             System.err.println("cannot listen on " + host + ":" + port + ": " + cause);
@@ -84,7 +101,10 @@ public final class Server {
         }
         // SIGTERM runs the shutdown hooks: close Vert.x (listener, connections, event loops).
         Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "shutdown"));
-        System.err.println("java-vertx listening on " + host + ":" + port + " with " + instances + " verticle instances");
+        System.err.println("java-vertx listening on " + host + ":" + port
+                + (listeners.tls() == 0 ? "" : ", TLS (h2, http/1.1) on " + listeners.tls())
+                + (listeners.h2c() == 0 ? "" : ", h2c on " + listeners.h2c())
+                + " with " + instances + " verticle instances");
     }
 
     private static String env(String name, String fallback) {

@@ -39,7 +39,12 @@ final class RawHttp implements AutoCloseable {
     private final OutputStream out;
 
     RawHttp(InetSocketAddress address) throws IOException {
-        socket = new Socket(address.getAddress(), address.getPort());
+        this(new Socket(address.getAddress(), address.getPort()));
+    }
+
+    /** Over a socket already open: a TLS socket for the tls listener's HTTP/1.1. */
+    RawHttp(Socket connected) throws IOException {
+        socket = connected;
         socket.setSoTimeout(10_000);
         socket.setTcpNoDelay(true);
         in = socket.getInputStream();
