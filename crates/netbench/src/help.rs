@@ -170,8 +170,10 @@ lan (loopback and a network namespace), stress (exactly 100,000 blank requests
 over 1 to 1,000 connections), aa (four servers twice over for an A/A check of
 compare), gate (five servers, 5 repetitions: for `compare --fail-on` in CI),
 apps (the servers offering the contract's application parts: static files,
-uploads, gzip, fortunes, queries, updates), threads (1, 2 and 4 worker
-threads of c-h2o, cpp-beast and java-jdk with TCP_NODELAY). A path to any suite file works too.
+uploads, gzip, fortunes, queries, updates), protocols (TLS, HTTP/2, h2c and gRPC on
+the servers that offer them, each against its own HTTP/1.1, and TLS handshake storms),
+threads (1, 2 and 4 worker threads of c-h2o, cpp-beast and java-jdk with TCP_NODELAY).
+A path to any suite file works too.
 
 Each server is built once (skipped while its sources are unchanged), started
 fresh for every measurement (or, with a suite's [warmup] process = round, for
@@ -199,7 +201,10 @@ static-length, static-headers, static-304. With --upload: upload-digest, upload-
 upload-too-large. With --json-comp: json-comp-gzip, json-comp-plain, json-comp-br.
 With --database-url and --fortunes: fortunes-page, fortunes-escaped, fortunes-follows;
 --queries: queries-rows, queries-clamp, queries-follows; --updates: updates-rows,
-updates-written.
+updates-written. With --app: app-session, app-page, app-gzip, app-ids, app-lock,
+app-logout, app-errors. With --tls-port PORT --cacert FILE: tls (and h2 with --h2);
+--h2c-port PORT: h2c; --grpc-port PORT: grpc-compute, grpc-invalid. These drive
+netbench's own load engine against each listener, so they check what a run's cells will.
 See contract/CONTRACT.md.
 
 Exit codes:
@@ -238,6 +243,16 @@ end) is reported apart from request latency, with how many handshakes resumed
 (no trusted authority signed the certificate: --cacert or --insecure), tls_name (the
 certificate is for other names), tls_expired, tls_alert (the server refused: no common
 version, cipher or ALPN protocol) and tls_protocol (not TLS, or closed mid-handshake).
+
+HTTP/2 (--h2 on an https:// URL, ALPN h2 alone; --h2c on http://, prior knowledge): each
+request is a stream, --streams N of them in flight per connection (h2load's -m), each
+answer checked as HTTP/1.1's are. -c is still TCP connections: -c 100 --streams 10 keeps up
+to 1,000 requests in flight. Latency is per stream, from its HEADERS (or its intended send
+time) to the end of its answer. --grpc sends the contract's netbench.Work/Compute calls
+(contract/grpc/work.proto) over h2c, or h2 on https://: each reply is compared with its own
+document's, and its grpc-status must be 0. Failures add four kinds: h2_protocol (the
+server broke HTTP/2; the connection ends with GOAWAY), h2_reset (the stream was reset),
+h2_goaway (the stream was above the last one the server's GOAWAY took) and grpc_status.
 
 Compressed answers (--compressed): sends Accept-Encoding: gzip and requires gzip back;
 an answer without Content-Encoding: gzip, not valid gzip, or inflating past 256 KiB
@@ -288,4 +303,6 @@ Examples:
   netbench load -c 100 -d 10s --work 1000 http://127.0.0.1:1234/work
   netbench load --ws -c 100 -d 10s --ws-message-size 1024 ws://127.0.0.1:1234/ws
   netbench load -c 100 -d 10s --cacert ca.pem https://localhost:8443/
+  netbench load --h2 --streams 10 -c 100 -d 10s --cacert ca.pem https://localhost:8443/
+  netbench load --grpc --streams 10 -c 100 -d 10s http://127.0.0.1:8082/
   netbench load -c 100000 -d 30s --warmup 10s --source 127.0.0.1-127.0.0.8 http://127.0.0.1:8080/";
