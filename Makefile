@@ -178,18 +178,22 @@ fuzz:
 # The client-cost tables on a pinned nginx: netbench's CPU per request beside
 # wrk, ab, h2load, oha and the floor clients of bench/floor/, as ratios, then
 # the same over HTTPS beside wrk and h2load, with a handshake storm, then over
-# HTTP/2 (h2c and h2, 1, 10 and 100 streams) beside h2load
+# HTTP/2 (h2c and h2, 1, 10 and 100 streams) beside h2load, then gRPC calls
+# beside ghz (built once from its Go module) on go-nethttp's grpc-go
 # (docs/benchmark.md). The first two take about 25 minutes with the defaults,
 # plus about 5 the first time (oha is built once); `make bench
-# BENCH_ARGS="--check" TLS_BENCH_ARGS="--check" H2_BENCH_ARGS="--check"` is a
-# short self-test, BENCH_ARGS="--clients netbench-epoll,floor-epoll" a subset.
+# BENCH_ARGS="--check" TLS_BENCH_ARGS="--check" H2_BENCH_ARGS="--check"
+# GRPC_BENCH_ARGS="--check"` is a short self-test,
+# BENCH_ARGS="--clients netbench-epoll,floor-epoll" a subset.
 # bench/load_vs_wrk.py is the narrower netbench-against-wrk table.
 TLS_BENCH_ARGS ?=
 H2_BENCH_ARGS ?=
+GRPC_BENCH_ARGS ?=
 bench: netbench
 	python3 bench/clients.py $(BENCH_ARGS)
 	python3 bench/tls_clients.py $(TLS_BENCH_ARGS)
 	python3 bench/h2_clients.py $(H2_BENCH_ARGS)
+	python3 bench/grpc_clients.py $(GRPC_BENCH_ARGS)
 
 clean:
 	$(CARGO) clean

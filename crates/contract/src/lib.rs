@@ -37,4 +37,4 @@ pub use work::{answer, Rejection};
 pub use ws_client::{Frame, WsClient, WsError};
 
 /// The contract version this crate implements (CONTRACT.md, "Version").
-pub const CONTRACT_VERSION: &str = "1.4";
+pub const CONTRACT_VERSION: &str = "1.5";

@@ -150,7 +150,8 @@ pub(crate) fn resolve(args: &LoadArgs) -> Result<Resolved> {
             m.to_ascii_uppercase()
         }
         Some(m) => bail!("`{m}` is not an HTTP method"),
-        None if has_body => "POST".to_string(),
+        // A gRPC call is a POST (its body is built later, from --work).
+        None if has_body || args.grpc => "POST".to_string(),
         None => "GET".to_string(),
     };
 

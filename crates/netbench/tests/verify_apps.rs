@@ -43,7 +43,7 @@ fn the_flags_run_the_parts_checks_and_a_flaw_fails_verify() {
             "{check}: {stdout}"
         );
     }
-    assert!(stdout.contains("contract v1.4"), "{stdout}");
+    assert!(stdout.contains("contract v1.5"), "{stdout}");
 
     let out = netbench(&["verify", "--documents", "5", &good.url("/")]);
     let stdout = text(&out.stdout);

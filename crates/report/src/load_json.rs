@@ -60,6 +60,14 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
             "workers": plan.workers,
             "keepalive": plan.keepalive,
             "pipeline": plan.pipeline,
+            // What carried the requests; an HTTP/2 run's `pipeline` is its
+            // streams per connection.
+            "protocol": match (plan.h2, plan.tls.is_some()) {
+                (true, true) => "h2",
+                (true, false) => "h2c",
+                (false, true) => "tls",
+                (false, false) => "h1",
+            },
             "warmup_s": plan.warmup.as_secs_f64(),
             "timeout_s": plan.timeout.as_secs_f64(),
             "stop": stop,

@@ -91,6 +91,16 @@ pub fn write_load_text(
             ws.message_size,
             if ws.binary { "binary" } else { "text" }
         ),
+        None if plan.h2 => format!(
+            "HTTP/2 {}, {} stream{} per connection",
+            if plan.tls.is_some() {
+                "over TLS (h2)"
+            } else {
+                "cleartext (h2c)"
+            },
+            plan.pipeline,
+            if plan.pipeline == 1 { "" } else { "s" }
+        ),
         None if plan.keepalive => "keep-alive".to_string(),
         None => "a new connection per request".to_string(),
     };
@@ -107,7 +117,8 @@ pub fn write_load_text(
         plan.workers,
         r.io.name(),
         if plan.workers == 1 { "" } else { "s" },
-        if plan.pipeline > 1 {
+        // HTTP/2's streams are in `what`; HTTP/1.1's pipeline here.
+        if plan.pipeline > 1 && !plan.h2 {
             format!(", pipeline {}", plan.pipeline)
         } else {
             String::new()

@@ -160,46 +160,22 @@ fn control_html(b: &mut String, r: &Report) {
     b.push_str("</div>");
 }
 
+/// The most test columns one summary table takes: past it the table is cut
+/// into several, the same servers in the same order in each, so a run of
+/// many tests reads without scrolling sideways at 1280 px.
+const SUMMARY_COLUMNS: usize = 5;
+
 /// The summary section.
 pub(crate) fn summary_html(b: &mut String, r: &Report, colors: &[Swatch]) {
-    b.push_str(
-        "<section id=\"summary\"><h2>Summary</h2><table class=\"grid summary\"><thead><tr>\
-         <th rowspan=\"2\">server and model</th>",
-    );
-    for t in &r.tests {
-        let _ = write!(
-            b,
-            "<th colspan=\"{}\">{}</th>",
-            t.connections.len(),
-            esc(&t.name)
-        );
-    }
-    b.push_str("</tr><tr>");
-    for t in &r.tests {
-        for &c in &t.connections {
-            let _ = write!(b, "<th>{} conn.</th>", thousands(u64::from(c)));
-        }
-    }
-    b.push_str("</tr></thead><tbody>");
-    for server in crate::ranked_view::summary_order(r, colors) {
-        let swatch = swatch_of(colors, &server);
-        let model = swatch.and_then(|s| s.model);
-        let color = swatch.map_or(model_color(None), |s| s.color.clone());
-        let _ = write!(
-            b,
-            "<tr data-row=\"{}\"><th>{}{}<br><span class=\"model\" title=\"{}\">{}</span></th>",
-            esc(&server),
-            swatch_html(&color),
-            esc(&server),
-            esc(model_meaning(model)),
-            model_name(model)
-        );
-        for t in &r.tests {
-            for &c in &t.connections {
-                b.push_str(&cell_html(r.cell(&t.name, c, &server)));
-            }
-        }
-        b.push_str("</tr>");
+    b.push_str("<section id=\"summary\"><h2>Summary</h2>");
+    let columns: Vec<(&str, u32)> = r
+        .tests
+        .iter()
+        .flat_map(|t| t.connections.iter().map(move |&c| (t.name.as_str(), c)))
+        .collect();
+    let order = crate::ranked_view::summary_order(r, colors);
+    for part in columns.chunks(SUMMARY_COLUMNS) {
+        summary_table(b, r, colors, &order, part);
     }
     let normalised = if r.cells.iter().any(|c| c.stats.rps_normalised.is_some()) {
         " The second line, normalised, is the same figure normalised by the machine-speed \
@@ -211,7 +187,7 @@ pub(crate) fn summary_html(b: &mut String, r: &Report, colors: &[Swatch]) {
     let kinds = crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"));
     let _ = write!(
         b,
-        "</tbody></table><p class=\"legend\">A server per row, in the order of the first \
+        "<p class=\"legend\">A server per row, in the order of the first \
          column's ranking (its tiers, then its median); a column per test and connection count, \
          whose tiers and standings are its own. {} {} {} Only a leader is bold.{normalised} {} \
          {}{}</p>",
@@ -227,6 +203,49 @@ pub(crate) fn summary_html(b: &mut String, r: &Report, colors: &[Swatch]) {
     }
     control_html(b, r);
     b.push_str("</section>");
+}
+
+/// One summary table: a row per server (in `order`), a column per test and
+/// connection count of `part`, a test's columns under one heading.
+fn summary_table(
+    b: &mut String,
+    r: &Report,
+    colors: &[Swatch],
+    order: &[String],
+    part: &[(&str, u32)],
+) {
+    b.push_str("<table class=\"grid summary\"><thead><tr><th rowspan=\"2\">server and model</th>");
+    let mut n = 0;
+    while n < part.len() {
+        let name = part[n].0;
+        let span = part[n..].iter().take_while(|(t, _)| *t == name).count();
+        let _ = write!(b, "<th colspan=\"{span}\">{}</th>", esc(name));
+        n += span;
+    }
+    b.push_str("</tr><tr>");
+    for &(_, c) in part {
+        let _ = write!(b, "<th>{} conn.</th>", thousands(u64::from(c)));
+    }
+    b.push_str("</tr></thead><tbody>");
+    for server in order {
+        let swatch = swatch_of(colors, server);
+        let model = swatch.and_then(|s| s.model);
+        let color = swatch.map_or(model_color(None), |s| s.color.clone());
+        let _ = write!(
+            b,
+            "<tr data-row=\"{}\"><th>{}{}<br><span class=\"model\" title=\"{}\">{}</span></th>",
+            esc(server),
+            swatch_html(&color),
+            esc(server),
+            esc(model_meaning(model)),
+            model_name(model)
+        );
+        for &(t, c) in part {
+            b.push_str(&cell_html(r.cell(t, c, server)));
+        }
+        b.push_str("</tr>");
+    }
+    b.push_str("</tbody></table>");
 }
 
 #[cfg(test)]
@@ -310,5 +329,44 @@ mod tests {
         failed.stats.failed = 2;
         failed.stats.repetitions = 2;
         assert!(cell_html(Some(&failed)).starts_with("<td class=\"failed\""));
+    }
+
+    #[test]
+    fn a_run_of_many_tests_gets_several_tables_with_every_server_in_each() {
+        use netbench_records::{fixtures, RunDetail};
+        let names: Vec<String> = (0..SUMMARY_COLUMNS + 1).map(|i| format!("t{i}")).collect();
+        let run = RunDetail {
+            scenarios: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| fixtures::scenario(i as u32, n, &[100]))
+                .collect(),
+            servers: vec![fixtures::server("a", ""), fixtures::server("b", "")],
+            measurements: names
+                .iter()
+                .flat_map(|n| ["a", "b"].map(|s| fixtures::ok(fixtures::key(s, n, 100, 1), 1000.0)))
+                .collect(),
+            ..fixtures::run(1, "many")
+        };
+        let report = crate::model::build_report(&run);
+        let colors = crate::palette::swatches(&report);
+        let mut html = String::new();
+        summary_html(&mut html, &report, &colors);
+        let tables: Vec<&str> = html
+            .split("<table class=\"grid summary\">")
+            .skip(1)
+            .collect();
+        assert_eq!(tables.len(), 2, "{html}");
+        for t in &tables {
+            assert_eq!(t.matches("<tr data-row=").count(), 2, "{t}");
+        }
+        // The first table takes SUMMARY_COLUMNS tests, the second the rest.
+        assert_eq!(tables[0].matches(" conn.</th>").count(), SUMMARY_COLUMNS);
+        assert!(
+            tables[1].contains(&format!(">t{SUMMARY_COLUMNS}</th>")),
+            "{}",
+            tables[1]
+        );
+        assert_eq!(tables[1].matches(" conn.</th>").count(), 1);
     }
 }

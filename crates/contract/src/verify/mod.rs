@@ -270,10 +270,10 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
     }
     let p = &opts.protocols;
     for (set, part, flag) in [
-        (p.tls.is_some(), "tls", "--tls ADDR"),
-        (p.tls.is_some() && p.h2, "h2", "--h2 with --tls ADDR"),
-        (p.h2c.is_some(), "h2c", "--h2c ADDR"),
-        (p.grpc.is_some(), "grpc", "--grpc ADDR"),
+        (p.tls.is_some(), "tls", "--tls-port PORT"),
+        (p.tls.is_some() && p.h2, "h2", "--h2 with --tls-port PORT"),
+        (p.h2c.is_some(), "h2c", "--h2c-port PORT"),
+        (p.grpc.is_some(), "grpc", "--grpc-port PORT"),
     ] {
         if !set {
             skipped.push(format!("{part}: not asked for ({flag} runs its checks)"));
