@@ -310,6 +310,21 @@ def parse_oha(text: str, run: ClientRun) -> None:
             run.errors[kind] = int(v)
 
 
+def parse_ghz(text: str, run: ClientRun) -> None:
+    data = _json_object(text)
+    try:
+        codes = {str(k): int(v) for k, v in (data.get("statusCodeDistribution") or {}).items()}
+        run.rps = float(data["rps"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"missing or bad key in ghz's JSON: {e}") from None
+    run.requests = codes.get("OK", 0)
+    for code, v in codes.items():
+        if code != "OK" and v:
+            # ghz counts calls cut off by its own deadline as Unavailable or
+            # Canceled at the end: reported, not judged.
+            run.errors[code] = v
+
+
 def parse_netbench(text: str, run: ClientRun, want_io: str | None) -> None:
     res = lw.RunResult(tool="netbench", connections=run.connections, rep=run.rep, command=[])
     lw.parse_netbench(text, res)
@@ -343,6 +358,8 @@ def parse_output(key: str, text: str, run: ClientRun) -> None:
         parse_h2load(text, run)
     elif key == "oha":
         parse_oha(text, run)
+    elif key == "ghz":
+        parse_ghz(text, run)
     elif key.startswith("netbench-"):
         want = {"netbench-epoll": "epoll", "netbench-uring": "io_uring"}[key]
         parse_netbench(text, run, want if "--io" in run.command else None)

@@ -131,41 +131,6 @@ def command(key: str, ghz: str, netbench: str, port: int, n: int, streams: int,
             "--streams", str(streams), "-d", f"{seconds}s", "--json", f"http://127.0.0.1:{port}/"]
 
 
-def parse_ghz(text: str, run: cl.ClientRun) -> None:
-    data = cl._json_object(text)
-    try:
-        codes = {str(k): int(v) for k, v in (data.get("statusCodeDistribution") or {}).items()}
-        run.rps = float(data["rps"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"missing or bad key in ghz's JSON: {e}") from None
-    run.requests = codes.get("OK", 0)
-    for code, v in codes.items():
-        if code != "OK" and v:
-            # ghz counts calls cut off by its own deadline as Unavailable or
-            # Canceled at the end: reported, not judged.
-            run.errors[code] = v
-
-
-def run_one(key: str, cmd: list[str], n: int, rep: int, seconds: int) -> cl.ClientRun:
-    if key == "ghz":
-        run = cl.ClientRun(client=key, connections=n, rep=rep, command=cmd)
-        rc, out, err, wall, utime, stime = lw.run_measured(cmd, timeout=seconds * 2 + 60)
-        run.returncode, run.wall_s, run.cpu_user_s, run.cpu_sys_s = rc, wall, utime, stime
-        run.stdout_tail, run.stderr_tail = out[-2000:], err[-4000:]
-        try:
-            parse_ghz(out, run)
-            if run.requests <= 0:
-                raise ValueError("zero calls completed")
-        except ValueError as e:
-            run.failure = f"{e} (exit status {rc})"
-            return run
-        run.ok = True
-        run.cpu_us_per_request = (utime + stime) * 1e6 / run.requests
-        run.core_busy = (utime + stime) / wall if wall > 0 else 0.0
-        return run
-    return cl.run_client(key, cmd, n, rep, seconds)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="grpc_clients.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -201,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                         cmd = command(key, ghz, str(args.netbench), server.grpc_port,
                                       args.connections, m, args.duration)
                         log(f"{m} streams {LABEL[key]}, rep {rep}: {shlex.join(cmd)}")
-                        run = run_one(key, cmd, args.connections, rep, args.duration)
+                        run = cl.run_client(key, cmd, args.connections, rep, args.duration)
                         server.check_alive()
                         if run.ok:
                             log(f"    {run.requests:,} calls, {run.cpu_us_per_request:.2f} µs CPU/call"
