@@ -125,7 +125,11 @@ fn render(k: u32, visits: u64, since: i64, flaw: Flaw) -> String {
 fn visit(req: &Request, flaw: Flaw, port: u16) -> (u64, i64, Option<String>) {
     if flaw == Flaw::AppCookieState {
         // The counter and the time live in the cookie, as a signed-cookie
-        // "session" keeps them: no server state, a new cookie each page.
+        // "session" keeps them: no server state, a new cookie each page. The
+        // nonce stands for a signature: two sessions made in one millisecond
+        // still differ, so the check this flaw fails is always the same one.
+        static NONCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nonce = NONCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (visits, since) = cookie_id(req)
             .and_then(|v| {
                 let (a, b) = v.split_once('-')?;
@@ -135,7 +139,7 @@ fn visit(req: &Request, flaw: Flaw, port: u16) -> (u64, i64, Option<String>) {
                 ))
             })
             .unwrap_or((0, now_ms()));
-        let cookie = format!("{COOKIE}={}-{since}x0000000000", visits + 1);
+        let cookie = format!("{COOKIE}={}-{since}x{nonce:010}", visits + 1);
         return (visits + 1, since, Some(cookie));
     }
     let key = |id: &str| format!("{port}/{id}");
