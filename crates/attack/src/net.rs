@@ -5,6 +5,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,9 +19,10 @@ use crate::tally::{Failure, Tally};
 /// bound on how late an attack stops after its deadline or a signal.
 pub const SLICE: Duration = Duration::from_millis(100);
 
-/// The longest a connect may take: a server whose accept queue is full
-/// drops the handshake, and the attack goes on with other connections.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// The longest a connect may take: Linux sends the SYN again after 1 s and
+/// 3 s when a server's accept queue is full and drops it, so 3 s gives a
+/// full server one retry before the attempt counts as failed.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The longest the floods wait for an answer before giving up on it.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
@@ -39,11 +41,6 @@ impl End<'_> {
     pub fn reached(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || Instant::now() >= self.deadline
     }
-
-    /// What is left before the deadline.
-    pub fn left(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
-    }
 }
 
 /// Options set on a socket before it connects.
@@ -57,35 +54,73 @@ pub struct SocketOptions {
     pub nodelay: bool,
 }
 
-/// Opens a connection to `target`, counting it or its failure. The timeout
-/// is the shorter of [`CONNECT_TIMEOUT`] and what is left of the attack.
+/// Starts a non-blocking connect to `target` with `opts` set first; the
+/// socket is connected once writable and [`connected`] says so.
+pub fn start_connect(target: LoopbackTarget, opts: SocketOptions) -> io::Result<Socket> {
+    let addr = target.addr();
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if let Some(size) = opts.recv_buffer {
+        socket.set_recv_buffer_size(size)?;
+    }
+    if let Some(mss) = opts.max_segment {
+        socket.set_tcp_mss(mss)?;
+    }
+    socket.set_tcp_nodelay(opts.nodelay)?;
+    socket.set_nonblocking(true)?;
+    match socket.connect(&SockAddr::from(addr)) {
+        Ok(()) => Ok(socket),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(socket),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a started connect succeeded, once its socket polled writable
+/// (or in error): the pending error if any, else the peer must be known.
+pub fn connected(socket: &Socket) -> io::Result<()> {
+    if let Some(e) = socket.take_error()? {
+        return Err(e);
+    }
+    socket.peer_addr().map(|_| ())
+}
+
+/// Opens a blocking connection to `target` (the floods), counting it or its
+/// failure; waits at most [`CONNECT_TIMEOUT`], looking at the end every
+/// [`SLICE`]. `None` when it failed or the attack ended.
 pub fn connect(
     target: LoopbackTarget,
     opts: SocketOptions,
     end: &End,
     tally: &Tally,
 ) -> Option<TcpStream> {
-    let attempt = || -> io::Result<TcpStream> {
-        let addr = target.addr();
-        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-        if let Some(size) = opts.recv_buffer {
-            socket.set_recv_buffer_size(size)?;
+    let give_up = Instant::now() + CONNECT_TIMEOUT;
+    let attempt = || -> io::Result<Option<TcpStream>> {
+        let socket = start_connect(target, opts)?;
+        loop {
+            if end.reached() {
+                return Ok(None);
+            }
+            if Instant::now() >= give_up {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            let mut pfd = libc::pollfd {
+                fd: socket.as_raw_fd(),
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, alive for the call.
+            if unsafe { libc::poll(&mut pfd, 1, SLICE.as_millis() as libc::c_int) } > 0 {
+                connected(&socket)?;
+                socket.set_nonblocking(false)?;
+                return Ok(Some(socket.into()));
+            }
         }
-        if let Some(mss) = opts.max_segment {
-            socket.set_tcp_mss(mss)?;
-        }
-        socket.set_tcp_nodelay(opts.nodelay)?;
-        let timeout = CONNECT_TIMEOUT
-            .min(end.left())
-            .max(Duration::from_millis(1));
-        socket.connect_timeout(&SockAddr::from(addr), timeout)?;
-        Ok(socket.into())
     };
     match attempt() {
-        Ok(stream) => {
+        Ok(Some(stream)) => {
             tally.opened();
             Some(stream)
         }
+        Ok(None) => None,
         Err(_) => {
             tally.failed(Failure::Connect);
             None
@@ -307,6 +342,5 @@ mod tests {
             stop: &stop,
         };
         assert!(past.reached());
-        assert!(past.left().is_zero());
     }
 }

@@ -275,3 +275,26 @@ fn a_slowloris_connection_that_the_server_answers_counts_the_answer() {
     assert!(s.answers.client_error >= 1, "{s}");
     assert!(s.closed_by_server >= 1, "{s}");
 }
+
+#[test]
+fn held_connections_keep_their_pace_while_other_connects_hang() {
+    // A listener that never accepts, with the shortest accept queue: a few
+    // connects complete into the queue, the kernel drops the rest's SYNs.
+    // Connects are non-blocking, so the connected ones still get a byte per
+    // tick while the others wait (a blocking connect stalled every one).
+    use socket2::{Domain, Socket, Type};
+    let listener = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    let addr: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    listener.bind(&addr.into()).unwrap();
+    listener.listen(1).unwrap();
+    let url = format!(
+        "http://{}/",
+        listener.local_addr().unwrap().as_socket().unwrap()
+    );
+    let s = attack(&plan(AttackKind::Slowloris, &url, 12, 1500));
+    assert!(s.connections_opened >= 1, "{s}");
+    assert!(s.connections_opened < 12, "the queue held them all: {s}");
+    // The first byte at once, then one per 100 ms tick: at least 5 each.
+    assert!(s.bytes_sent >= 5 * s.connections_opened, "{s}");
+    drop(listener);
+}
