@@ -163,14 +163,14 @@ fn attack_stops_by_itself_at_its_deadline_and_prints_json() {
 }
 
 #[test]
-fn attack_stops_on_sigterm_with_exit_130_and_its_summary() {
+fn attack_stops_on_sigterm_or_sigint_with_exit_130_and_its_summary() {
     let server = serve_contract(Flaw::None);
     let url = format!("http://{}/", server.addr);
-    for kind in ["slowloris", "tcp-frag"] {
+    for (kind, signal) in [("slowloris", libc::SIGTERM), ("tcp-frag", libc::SIGINT)] {
         let mut child = spawn(&["attack", kind, &url, "-c", "3", "--for", "60s", "--json"]);
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(800));
         // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
         let status = wait_bounded(&mut child, Duration::from_secs(5));
         let out = child.wait_with_output().unwrap();
         assert_eq!(status.code(), Some(130), "{kind}: {}", text(&out.stderr));
