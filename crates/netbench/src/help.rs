@@ -207,7 +207,7 @@ app-logout, app-errors. With --tls-port PORT --cacert FILE: tls (and h2 with --h
 netbench's own load engine against each listener, so they check what a run's cells will.
 See contract/CONTRACT.md.
 
-HTTP/1.1 conformance (a score, never a failure): --conformance adds 31 RFC 9112/9110
+HTTP/1.1 conformance (a score, never a failure): --conformance adds 32 RFC 9112/9110
 cases sent as raw bytes (Content-Length with Transfer-Encoding, two Content-Lengths,
 obs-fold, bare LF and CR, a space before the colon, Host missing or doubled, bad chunk
 sizes and extensions, a 2 MiB target and header block, HTTP/1.0 with and without

@@ -21,7 +21,7 @@ pub(crate) fn conformance_html(b: &mut String, r: &Report, colors: &[Swatch]) {
         "<section id=\"conformance\"><h2>Conformance</h2><p class=\"legend\">{} Hover a failed \
          case for its RFC section and what came back.</p><table class=\"grid conformance\">\
          <thead><tr><th>server</th><th>passed</th><th>failed cases</th></tr></thead><tbody>",
-        esc(LEGEND)
+        esc(&LEGEND.replace('`', ""))
     );
     for row in &r.conformance {
         let swatch = swatch_of(colors, &row.server)
@@ -46,7 +46,7 @@ pub(crate) fn conformance_html(b: &mut String, r: &Report, colors: &[Swatch]) {
             b,
             "<tr><td>{swatch}{}</td><td class=\"num\">{}/{} \
              <span class=\"bar\" style=\"display:inline-block;width:{:.0}px;height:0.6em;\
-             background:currentColor;opacity:0.35\"></span></td><td>{failed}</td></tr>",
+             background:currentColor;opacity:0.35\"></span></td><td class=\"text\">{failed}</td></tr>",
             esc(&row.server),
             row.passed,
             row.total,
