@@ -4,7 +4,7 @@
 //! `netbench-testserver` binary instead. `serve_contract` runs a server that
 //! follows the contract, or breaks it in one chosen way.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
@@ -161,118 +161,17 @@ pub(crate) fn over_limit() -> io::Error {
     )
 }
 
-/// Reads a chunked request body of at most `limit` bytes.
-fn read_chunked(r: &mut BufReader<TcpStream>, limit: u64) -> io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        r.read_line(&mut line)?;
-        let size = line.trim_end().split(';').next().unwrap_or("");
-        let size = usize::from_str_radix(size.trim(), 16)
-            .map_err(|_| io::Error::other("bad chunk size"))?;
-        if size == 0 {
-            // Trailers, up to the blank line.
-            loop {
-                line.clear();
-                if r.read_line(&mut line)? == 0 || line.trim_end().is_empty() {
-                    return Ok(body);
-                }
-            }
-        }
-        if (body.len() + size) as u64 > limit {
-            return Err(over_limit());
-        }
-        let start = body.len();
-        body.resize(start + size, 0);
-        r.read_exact(&mut body[start..])?;
-        let mut crlf = [0u8; 2];
-        r.read_exact(&mut crlf)?;
-    }
-}
-
-/// Reads one request's head, leaving its body unread; `None` at a clean
-/// end of the connection.
-pub(crate) fn read_head(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
-    let mut line = String::new();
-    if r.read_line(&mut line)? == 0 {
-        return Ok(None);
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let http10 = line.trim_end().ends_with("HTTP/1.0");
-    let mut length = 0u64;
-    let mut chunked = false;
-    let mut close = false;
-    let (mut upgrade_ws, mut ws_key) = (false, None);
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        if r.read_line(&mut line)? == 0 {
-            return Ok(None);
-        }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = l.split_once(':') {
-            let value = value.trim();
-            headers.push((name.to_string(), value.to_string()));
-            if name.eq_ignore_ascii_case("upgrade") {
-                upgrade_ws = value.eq_ignore_ascii_case("websocket");
-            } else if name.eq_ignore_ascii_case("sec-websocket-key") {
-                ws_key = Some(value.to_string());
-            } else if name.eq_ignore_ascii_case("content-length") {
-                length = value.parse().map_err(|_| io::Error::other("bad length"))?;
-            } else if name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close")
-            {
-                close = true;
-            } else if name.eq_ignore_ascii_case("transfer-encoding")
-                && value.eq_ignore_ascii_case("chunked")
-            {
-                chunked = true;
-            }
-        }
-    }
-    Ok(Some(Request {
-        method,
-        path,
-        body: Vec::new(),
-        close,
-        ws_key: ws_key.filter(|_| upgrade_ws),
-        headers,
-        body_length: if chunked {
-            BodyLength::Chunked
-        } else {
-            BodyLength::Known(length)
-        },
-        http10,
-    }))
-}
-
-/// Reads the body `req`'s head announced, refusing one over `BODY_LIMIT`
-/// before reading any of it.
-pub(crate) fn read_body(r: &mut BufReader<TcpStream>, req: &mut Request) -> io::Result<()> {
-    req.body = match req.body_length {
-        BodyLength::Chunked => read_chunked(r, BODY_LIMIT)?,
-        BodyLength::Known(n) if n > BODY_LIMIT => return Err(over_limit()),
-        BodyLength::Known(n) => {
-            let mut body = vec![0; n as usize];
-            r.read_exact(&mut body)?;
-            body
-        }
-    };
-    Ok(())
-}
-
-/// Reads one request, head and body; `None` at a clean end of the connection.
+/// Reads one request, head and body, as the contract server does (http1.rs,
+/// without a flaw); `None` at a clean end of the connection.
 pub(crate) fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
-    let Some(mut req) = read_head(r)? else {
-        return Ok(None);
-    };
-    read_body(r, &mut req)?;
-    Ok(Some(req))
+    match http1::read_head(r, contract_server::Flaw::None)? {
+        http1::Head::End => Ok(None),
+        http1::Head::Refused(_) => Err(io::Error::other("a request this server refuses")),
+        http1::Head::Request(mut req) => {
+            http1::read_body(r, &mut req, contract_server::Flaw::None)?;
+            Ok(Some(req))
+        }
+    }
 }
 
 fn reset(stream: &TcpStream) {
