@@ -52,6 +52,10 @@ pub struct Report {
     /// HTTP/1.1 ones (issue 32); left out of the JSON when the run has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub protocols: Vec<crate::protocols::ProtocolRow>,
+    /// Each hostile scenario's servers × attacks, ranked by resilience
+    /// (issue 33); left out of the JSON when the run has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hostile: Vec<crate::hostile::HostileTable>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -451,6 +455,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         repetitions,
         startup,
         protocols,
+        hostile: crate::hostile::hostile_tables(run),
     }
 }
 
