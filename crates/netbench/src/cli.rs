@@ -9,7 +9,8 @@ use netbench_report::{GateRules, GateSyntaxError};
 
 use crate::durations::{parse_duration, positive_duration};
 use crate::help::{
-    COMPARE_HELP, EXIT_CODES, LOAD_HELP, MERGE_HELP, REPORT_HELP, RUN_HELP, SITE_HELP, VERIFY_HELP,
+    ATTACK_HELP, COMPARE_HELP, EXIT_CODES, LOAD_HELP, MERGE_HELP, REPORT_HELP, RUN_HELP, SITE_HELP,
+    VERIFY_HELP,
 };
 use crate::sources::{parse_source_arg, Sources};
 use crate::start_at::parse_start_at;
@@ -62,6 +63,56 @@ pub(crate) enum Command {
     /// page per server with its history and timelines (works offline).
     #[command(after_help = SITE_HELP)]
     Site(SiteArgs),
+    /// Attack a server on this machine as a hostile client would (issue 33):
+    /// slowloris, slow reads, malformed or oversized requests, a connection
+    /// flood, tiny TCP segments. Loopback addresses only; bounded by
+    /// --connections and --for.
+    #[command(after_help = ATTACK_HELP)]
+    Attack(AttackArgs),
+}
+
+/// The attacks, as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AttackKindArg {
+    /// Request heads sent a byte per --interval, never finished.
+    Slowloris,
+    /// Keep-alive requests whose answers are read a byte per --interval.
+    SlowRead,
+    /// Broken requests as fast as the connections allow.
+    Malformed,
+    /// Requests with 64 KiB to 1 MiB request lines or header blocks.
+    Oversized,
+    /// Connections opened as fast as possible and held idle.
+    ConnFlood,
+    /// Complete requests sent a byte per TCP segment.
+    TcpFrag,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AttackArgs {
+    /// The attack.
+    #[arg(value_enum)]
+    pub kind: AttackKindArg,
+    /// The server's URL: http://127.0.0.1:PORT/ (loopback only; a path other
+    /// than / is the path requested).
+    pub url: String,
+    /// How many connections at once (held kinds up to 65536, floods up to
+    /// 1024; fewer when the open-file limit is lower).
+    #[arg(short = 'c', long, value_name = "N")]
+    pub connections: usize,
+    /// How long the attack lasts; it stops by itself then (at most 24h).
+    #[arg(long = "for", value_name = "DURATION", value_parser = positive_duration)]
+    pub duration: Duration,
+    /// slowloris and slow-read: the pause between two bytes [default: 2s].
+    #[arg(long, value_parser = positive_duration)]
+    pub interval: Option<Duration>,
+    /// The path requested (slow-read: default /static/1m, the contract's
+    /// static offer; tcp-frag: /blank).
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Print the summary as one JSON object instead of a line of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,8 +7,10 @@ Exit codes (each command's --help has its own):
        --fail-on, no row moved beyond the rules and beyond noise
   1    load: the error rate was above --max-error-rate or a latency missed its
        --slo-*; compare --fail-on: a regression, or nothing could be judged;
-       run: a server was left out or a cell failed; verify: a check failed
-  2    bad usage, or a failure that stopped the command (nothing measured)
+       run: a server was left out or a cell failed; verify: a check failed;
+       attack: not one connection could be opened
+  2    bad usage, or a failure that stopped the command (nothing measured);
+       attack: also a target that is not a loopback address
   130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed)";
 
 pub(crate) const SITE_HELP: &str = "\
@@ -306,3 +308,47 @@ Examples:
   netbench load --h2 --streams 10 -c 100 -d 10s --cacert ca.pem https://localhost:8443/
   netbench load --grpc --streams 10 -c 100 -d 10s http://127.0.0.1:8082/
   netbench load -c 100000 -d 30s --warmup 10s --source 127.0.0.1-127.0.0.8 http://127.0.0.1:8080/";
+
+pub(crate) const ATTACK_HELP: &str = "\
+Every attack goes only to a loopback address (127.0.0.0/8, ::1, or a name that
+resolves only to those): any other target is refused (exit 2) before a socket
+is opened. It holds at most --connections connections (held kinds: 65536;
+floods: 1024; fewer if the open-file limit, raised to its hard limit, is
+lower), stops by itself after --for, and stops within about 0.1 s on Ctrl-C,
+SIGTERM or SIGHUP, closing every connection.
+
+Attacks:
+  slowloris   each connection sends a request head a byte per --interval and
+              never finishes it; a connection the server closes is reopened
+  slow-read   each connection sends a keep-alive GET for --path (/static/1m)
+              with a receive buffer of about 2 KiB and reads the answer a byte
+              per --interval, so the server's send buffers fill
+  malformed   a rotating set of broken requests (request lines, header syntax,
+              obs-fold, bare LF, missing Host, bad chunk sizes, conflicting
+              Content-Lengths, binary garbage), each answer read, as fast as
+              the connections allow; reopened when the server closes
+  oversized   requests with a 64 KiB or 1 MiB request line, a 256 KiB header,
+              or 1 MiB of headers, as fast as the connections allow
+  conn-flood  opens the connections as fast as it can and holds them idle
+              (never sends), reopening any the server closes
+  tcp-frag    complete GETs for --path (/blank) written a byte per TCP segment
+              (TCP_NODELAY, MSS 88, 1 ms apart), each answer read
+
+Summary (one line, or with --json one object; docs/guide/attack.md):
+  {\"kind\", \"connections\", \"connections_opened\", \"closed_by_server\",
+   \"requests_sent\", \"answers\": {\"2xx\", \"4xx\", \"5xx\", \"other\"},
+   \"bytes_sent\", \"bytes_received\",
+   \"errors\": {\"connect\", \"reset\", \"timeout\", \"other\"}, \"seconds\"}
+
+Exit codes:
+  0    the attack ran until --for (the summary is printed)
+  1    not one connection could be opened during the whole attack (nothing
+       listening?); the summary is printed
+  2    bad usage: an unknown attack, a bound out of range, a URL that is not
+       http:// or not loopback
+  130  stopped by Ctrl-C, SIGTERM or SIGHUP (the summary is printed)
+
+Examples:
+  netbench attack slowloris http://127.0.0.1:8080/ -c 500 --for 30s
+  netbench attack slow-read http://127.0.0.1:8080/ -c 50 --for 30s --interval 500ms
+  netbench attack malformed http://127.0.0.1:8080/ -c 8 --for 10s --json";

@@ -1,6 +1,7 @@
 //! The netbench command: parses arguments, hands a validated plan to the
 //! library crates, maps the outcome to an exit code. Nothing else.
 
+mod attack;
 mod cli;
 mod durations;
 mod fanout;
@@ -40,7 +41,10 @@ pub(crate) mod exit {
     /// `compare --fail-on`: a row moved beyond a rule and beyond noise, a
     /// cell was lost in B, or nothing could be judged.
     pub const REGRESSION: u8 = 1;
-    /// Bad usage, or a failure that stopped the run (no result).
+    /// `attack`: not one connection could be opened in the whole attack.
+    pub const NOTHING_REACHED: u8 = 1;
+    /// Bad usage, or a failure that stopped the run (no result); `attack`:
+    /// also a target that is not a loopback address.
     pub const FAILURE: u8 = 2;
     /// Interrupted by Ctrl-C, SIGTERM or SIGHUP; the partial result was printed.
     pub const INTERRUPTED: u8 = 130;
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         cli::Command::Compare(args) => report::compare(args),
         cli::Command::Merge(args) => merge::run(args),
         cli::Command::Site(args) => site::run(args),
+        cli::Command::Attack(args) => attack::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),
