@@ -88,6 +88,11 @@ pub struct PhaseFigures {
     /// reading during it (10 Hz).
     pub rss_start_bytes: Option<u64>,
     pub rss_peak_bytes: Option<u64>,
+    /// The engine judged its own client the limit (its CPU is shared with
+    /// the attacker): the latency then includes the client's queueing, not
+    /// only the server's.
+    #[serde(default)]
+    pub client_bound: bool,
 }
 
 impl PhaseFigures {

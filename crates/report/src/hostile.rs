@@ -29,6 +29,8 @@ pub struct HostileTable {
     /// The good load's rate and each attack's size, from the first row's
     /// facts (a scenario's are the same for every server).
     pub rate_per_s: Option<f64>,
+    /// The good load's connections.
+    pub connections: Option<u32>,
     pub attack_connections: Option<u32>,
     pub attack_s: Option<f64>,
     pub after_s: Option<f64>,
@@ -53,6 +55,9 @@ pub struct HostileRow {
     pub cells: Vec<Option<AttackCell>>,
     pub worst_success: Option<f64>,
     pub worst_p99_ratio: Option<f64>,
+    /// The best attack's p99 ratio: with the worst, the range the chart's
+    /// whisker spans.
+    pub best_p99_ratio: Option<f64>,
     /// Attacks that crashed the server or stopped it accepting.
     pub broken: usize,
     /// Why the cell failed, when it did.
@@ -72,6 +77,9 @@ pub struct AttackCell {
     pub crashed: bool,
     pub stopped_accepting: bool,
     pub restarted: bool,
+    /// The good load's client was the limit beside the attack (the two
+    /// share the client's CPUs): its latency is partly the client's.
+    pub client_bound: bool,
     pub recovery_s: Option<f64>,
     /// The after phase's length, for "not within N s".
     pub after_s: f64,
@@ -93,6 +101,7 @@ impl AttackCell {
             crashed: a.crashed.is_some(),
             stopped_accepting: a.stopped_accepting,
             restarted: a.restarted,
+            client_bound: a.during.client_bound,
             recovery_s: a.recovery_s,
             after_s: cell.after_s,
             attacker_failure: a.attacker_failure.clone(),
@@ -136,6 +145,9 @@ impl AttackCell {
                 "; not back to its baseline within the {:.0} s after the attack",
                 self.after_s
             )),
+        }
+        if self.client_bound {
+            s.push_str("; the good load's client was short of CPU beside the attacker, so part of that latency is the client's");
         }
         if let Some(g) = self.rss_growth_bytes.filter(|g| *g > 8 << 20) {
             s.push_str(&format!(
@@ -269,6 +281,7 @@ fn table(
         scenario: scenario.to_string(),
         attacks,
         rate_per_s: first.map(|h| h.rate_per_s),
+        connections: first.map(|h| h.connections),
         attack_connections: first.map(|h| h.attack_connections),
         attack_s: first.map(|h| h.attack_s),
         after_s: first.map(|h| h.after_s),
@@ -296,6 +309,7 @@ fn row(
         cells: vec![None; attacks.len()],
         worst_success: None,
         worst_p99_ratio: None,
+        best_p99_ratio: None,
         broken: 0,
         failure: None,
     };
@@ -318,6 +332,7 @@ fn row(
     // An attack with no answer to time has no ratio: it is already the
     // worst success.
     row.worst_p99_ratio = cells.iter().filter_map(|c| c.p99_ratio).reduce(f64::max);
+    row.best_p99_ratio = cells.iter().filter_map(|c| c.p99_ratio).reduce(f64::min);
     row.broken = cells
         .iter()
         .filter(|c| c.crashed || c.stopped_accepting)

@@ -12,14 +12,17 @@ use crate::hostile::{AttackCell, HostileRow, HostileTable, RANK_RULE};
 use crate::html_parts::{esc, swatch_html, swatch_of};
 use crate::model::Report;
 use crate::palette::{model_color, Swatch};
+use crate::ranked_view::{kind_bar, rank, Measure, RankedCharts};
 
 /// What the marks and figures of a cell mean.
 pub const LEGEND: &str = "Each cell: the good load's success rate while the attack ran, its p99 \
 latency as a multiple of the same server's baseline (the good load alone, before the attacks), \
 and how long after the attack it took to be back within the margin (success within 1 point, p99 \
 within 2× + 1 ms of the baseline; \"no rec.\" when not within the after phase). Marks: ✗ the \
-server crashed (it was started again for the next attack), ⊘ it stopped accepting connections. \
-Conformance: the HTTP/1.1 probes verify passed, of those run.";
+server crashed (it was started again for the next attack), ⊘ it stopped accepting connections, \
+C the good load's client was short of CPU beside the attacker (both run on the client's CPUs), \
+so part of that p99 is the client's. Conformance: the HTTP/1.1 probes verify passed, of those \
+run.";
 
 fn conformance(row: &HostileRow) -> String {
     match row.conformance {
@@ -40,12 +43,17 @@ fn ratio(r: Option<f64>) -> String {
     }
 }
 
-fn marks(c: &AttackCell) -> &'static str {
-    match (c.crashed, c.stopped_accepting) {
+fn marks(c: &AttackCell) -> String {
+    let mut m = match (c.crashed, c.stopped_accepting) {
         (true, _) => " ✗",
         (false, true) => " ⊘",
         _ => "",
     }
+    .to_string();
+    if c.client_bound {
+        m.push_str(" C");
+    }
+    m
 }
 
 fn recovery(c: &AttackCell) -> String {
@@ -70,7 +78,7 @@ fn heading(t: &HostileTable) -> String {
 }
 
 /// Writes the section; nothing for a run without hostile cells.
-pub(crate) fn hostile_html(b: &mut String, r: &Report, colors: &[Swatch]) {
+pub(crate) fn hostile_html(b: &mut String, r: &Report, colors: &[Swatch], out: &mut RankedCharts) {
     if r.hostile.is_empty() {
         return;
     }
@@ -128,6 +136,7 @@ pub(crate) fn hostile_html(b: &mut String, r: &Report, colors: &[Swatch]) {
             b.push_str("</tr>");
         }
         b.push_str("</tbody></table>");
+        chart(b, t, colors, out);
         if !t.worst.is_empty() {
             b.push_str("<h4>The worst cases</h4><ul>");
             for w in &t.worst {
@@ -137,6 +146,38 @@ pub(crate) fn hostile_html(b: &mut String, r: &Report, colors: &[Swatch]) {
         }
     }
     b.push_str("</section>");
+}
+
+/// The rows ranked again by their worst p99 ratio alone, the whisker from
+/// their best attack to their worst: how far each server's latency moved.
+fn chart(b: &mut String, t: &HostileTable, colors: &[Swatch], out: &mut RankedCharts) {
+    let bars = t
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let worst = row.worst_p99_ratio?;
+            let best = row.best_p99_ratio.unwrap_or(worst);
+            let client_bound = row.cells.iter().flatten().any(|c| c.client_bound);
+            let flags = if client_bound { "C" } else { "" };
+            Some(kind_bar(
+                colors,
+                &row.server,
+                worst,
+                Some((best, worst)),
+                flags,
+            ))
+        })
+        .collect();
+    let connections = t.connections.unwrap_or(0);
+    if let Some(chart) = rank(colors, Measure::HostileP99, &t.scenario, connections, bars) {
+        b.push_str("<div class=\"charts\">");
+        let caption = format!(
+            "{}: the good load's worst p99 beside an attack, × its baseline (the dashed line: no change)",
+            t.scenario
+        );
+        out.figure(b, chart, &caption);
+        b.push_str("</div>");
+    }
 }
 
 fn cell_html(b: &mut String, c: &AttackCell, server: &str, attack: &str) {
@@ -267,7 +308,17 @@ mod tests {
         let r = report();
         let colors = crate::palette::swatches(&r);
         let mut html = String::new();
-        hostile_html(&mut html, &r, &colors);
+        let mut charts = RankedCharts::default();
+        hostile_html(&mut html, &r, &colors, &mut charts);
+        // One chart: the worst p99 ratio, lowest first, the 1× line drawn.
+        assert_eq!(charts.charts.len(), 1);
+        let order: Vec<&str> = charts.charts[0]
+            .bars
+            .iter()
+            .map(|b| b.server.as_str())
+            .collect();
+        assert_eq!(order, ["a", "b"]);
+        assert_eq!(charts.charts[0].reference, Some(1.0));
         assert!(html.contains("<section id=\"hostile\"><h2>Hostile clients</h2>"));
         assert!(html.contains("<th>slowloris</th>"), "{html}");
         assert!(
@@ -302,7 +353,7 @@ mod tests {
     fn nothing_without_hostile_cells() {
         let r = crate::model::build_report(&fixtures::run(1, "quick"));
         let mut html = String::new();
-        hostile_html(&mut html, &r, &[]);
+        hostile_html(&mut html, &r, &[], &mut RankedCharts::default());
         assert!(html.is_empty());
         let mut md = Vec::new();
         write_markdown(&mut md, &r.hostile).unwrap();

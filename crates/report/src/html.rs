@@ -43,7 +43,7 @@ fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Resul
     crate::axes::allocators_html(&mut b, &allocators);
     crate::axes::models_html(&mut b, r, &colors);
     crate::kind_html::kinds_html(&mut b, r, &colors, &mut ranked);
-    crate::hostile_view::hostile_html(&mut b, r, &colors);
+    crate::hostile_view::hostile_html(&mut b, r, &colors, &mut ranked);
     servers(&mut b, r, &colors);
     environment(&mut b, r);
     failures(&mut b, r);

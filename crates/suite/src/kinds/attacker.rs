@@ -137,7 +137,7 @@ impl Attacker {
             .take()
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
-        let tail = err.trim().lines().last().unwrap_or("").to_string();
+        let tail = stderr_gist(&err);
         match status {
             None => Err(format!(
                 "the attacker was still running {GRACE:?} past its deadline and was killed"
@@ -166,6 +166,30 @@ impl Drop for Attacker {
     fn drop(&mut self) {
         self.kill_group();
     }
+}
+
+/// What an attacker's stderr says went wrong: a panic's place and message
+/// (not the backtrace after them), else its last line that is not a note.
+pub(crate) fn stderr_gist(err: &str) -> String {
+    let lines: Vec<&str> = err
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if let Some(i) = lines.iter().position(|l| l.contains("panicked at")) {
+        return lines[i..]
+            .iter()
+            .take(2)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    lines
+        .iter()
+        .rev()
+        .find(|l| !l.starts_with("note:"))
+        .unwrap_or(&"")
+        .to_string()
 }
 
 /// The attacker's JSON: the last line that parses as an object.
@@ -200,6 +224,22 @@ mod tests {
         assert_eq!(parse_report(&noise).unwrap()["kind"], "slowloris");
         assert!(parse_report("").unwrap_err().contains("no JSON object"));
         assert!(parse_report("[1,2]").is_err());
+    }
+
+    #[test]
+    fn a_panic_is_told_by_its_place_and_message_not_its_backtrace() {
+        let panic = "thread 'main' panicked at crates/attack/src/flood.rs:90:5:\n\
+                     index out of bounds\nstack backtrace:\n   0: foo\n\
+                     note: Some details are omitted\n";
+        assert_eq!(
+            stderr_gist(panic),
+            "thread 'main' panicked at crates/attack/src/flood.rs:90:5: index out of bounds"
+        );
+        assert_eq!(
+            stderr_gist("error: bad url\nnote: see --help\n"),
+            "error: bad url"
+        );
+        assert_eq!(stderr_gist(""), "");
     }
 
     #[test]

@@ -187,6 +187,7 @@ pub(crate) fn figures(r: &LoadResult, cpu: Option<f64>) -> PhaseFigures {
         server_cpu_s: cpu,
         rss_start_bytes: None,
         rss_peak_bytes: None,
+        client_bound: r.verdict.client_bound,
     }
 }
 
@@ -300,6 +301,7 @@ fn add(sum: &mut PhaseFigures, w: &PhaseFigures) {
     for (k, n) in &w.error_kinds {
         *sum.error_kinds.entry(k.clone()).or_default() += n;
     }
+    sum.client_bound |= w.client_bound;
     sum.server_cpu_s = match (sum.server_cpu_s, w.server_cpu_s) {
         (Some(a), Some(b)) => Some(a + b),
         (a, b) => a.or(b),
