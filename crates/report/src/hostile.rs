@@ -51,6 +51,9 @@ pub struct HostileRow {
     pub conformance: Option<(u32, u32)>,
     pub baseline_success: Option<f64>,
     pub baseline_p99_ns: Option<f64>,
+    /// The good load's rate for this server when it was lowered because the
+    /// server answered under 97% of the suite's rate alone.
+    pub lowered_rate_per_s: Option<f64>,
     /// By attack, in the table's column order; None where it did not run.
     pub cells: Vec<Option<AttackCell>>,
     pub worst_success: Option<f64>,
@@ -306,6 +309,7 @@ fn row(
         conformance: conformance.get(server).copied().flatten(),
         baseline_success: None,
         baseline_p99_ns: None,
+        lowered_rate_per_s: None,
         cells: vec![None; attacks.len()],
         worst_success: None,
         worst_p99_ratio: None,
@@ -322,6 +326,8 @@ fn row(
     };
     row.baseline_success = Some(h.baseline.success_rate());
     row.baseline_p99_ns = Some(h.baseline.p99_ns);
+    row.lowered_rate_per_s =
+        Some(h.baseline.offered_per_s).filter(|r| *r > 0.0 && *r < 0.99 * h.rate_per_s);
     for a in &h.attacks {
         if let Some(i) = attacks.iter().position(|x| *x == a.attack) {
             row.cells[i] = Some(AttackCell::of(a, h));

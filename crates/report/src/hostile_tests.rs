@@ -136,3 +136,31 @@ fn a_run_without_hostile_cells_has_no_table_and_metrics_name_each_attack() {
     assert_eq!(get("hostile_conn_flood_p99_ratio"), Some(10.0));
     assert_eq!(get("hostile_conn_flood_crashed"), Some(0.0));
 }
+
+#[test]
+fn a_server_slower_than_the_rate_is_shown_at_its_own() {
+    let Facts::Hostile(mut slow) = hostile(vec![hostile_attack("slowloris", 1.0, 1.0)]) else {
+        unreachable!()
+    };
+    slow.baseline.offered_per_s = 225.0;
+    let run = run_with(
+        vec![
+            ("slow", Some(Facts::Hostile(slow))),
+            (
+                "kept-up",
+                Some(hostile(vec![hostile_attack("slowloris", 1.0, 1.0)])),
+            ),
+        ],
+        &[],
+    );
+    let t = &hostile_tables(&run)[0];
+    let rate = |s: &str| {
+        t.rows
+            .iter()
+            .find(|r| r.server == s)
+            .unwrap()
+            .lowered_rate_per_s
+    };
+    assert_eq!(rate("slow"), Some(225.0));
+    assert_eq!(rate("kept-up"), None);
+}

@@ -21,8 +21,9 @@ and how long after the attack it took to be back within the margin (success with
 within 2× + 1 ms of the baseline; \"no rec.\" when not within the after phase). Marks: ✗ the \
 server crashed (it was started again for the next attack), ⊘ it stopped accepting connections, \
 C the good load's client was short of CPU beside the attacker (both run on the client's CPUs), \
-so part of that p99 is the client's. Conformance: the HTTP/1.1 probes verify passed, of those \
-run.";
+so part of that p99 is the client's. A baseline \
+\"at N req/s\": the server answered under 97% of the rate alone, so its good load ran at 90% \
+of what it answered. Conformance: the HTTP/1.1 probes verify passed, of those run.";
 
 fn conformance(row: &HostileRow) -> String {
     match row.conformance {
@@ -123,9 +124,13 @@ pub(crate) fn hostile_html(b: &mut String, r: &Report, colors: &[Swatch], out: &
             }
             let _ = write!(
                 b,
-                "<td>{}<br><small>{:.2} ms</small></td>",
+                "<td>{}<br><small>{:.2} ms</small>{}</td>",
                 row.baseline_success.map_or("-".into(), success),
-                row.baseline_p99_ns.unwrap_or(0.0) / 1e6
+                row.baseline_p99_ns.unwrap_or(0.0) / 1e6,
+                row.lowered_rate_per_s.map_or(String::new(), |r| format!(
+                    "<br><small class=\"bad\">at {} req/s</small>",
+                    crate::format::thousands(r.round() as u64)
+                ))
             );
             for (c, attack) in row.cells.iter().zip(&t.attacks) {
                 match c {
@@ -234,9 +239,13 @@ pub(crate) fn write_markdown(out: &mut impl Write, tables: &[HostileTable]) -> i
                 }
                 None => {
                     line.push_str(&format!(
-                        " {} p99 {:.2} ms |",
+                        " {} p99 {:.2} ms{} |",
                         row.baseline_success.map_or("-".into(), success),
-                        row.baseline_p99_ns.unwrap_or(0.0) / 1e6
+                        row.baseline_p99_ns.unwrap_or(0.0) / 1e6,
+                        row.lowered_rate_per_s.map_or(String::new(), |r| format!(
+                            " at {} req/s",
+                            crate::format::thousands(r.round() as u64)
+                        ))
                     ));
                     for c in &row.cells {
                         match c {

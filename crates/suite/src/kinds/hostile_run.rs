@@ -25,6 +25,11 @@ use crate::sampler::Sampler;
 /// counts as "stopped accepting".
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+/// Below this share of the rate answered alone, a server is slower than the
+/// good load and its baseline would be a queue growing for the whole
+/// phase: the good load then runs at 90% of what it answered (as the
+/// fixed-rate kind does), for this server only, and its phases say so.
+const KEPT_UP: f64 = 0.97;
 
 /// The cell's server as the hostile kind needs it: where it is, whether it
 /// died, and a fresh one when it did.
@@ -145,6 +150,15 @@ fn warm_and_baseline(
     let mut plan = paced(&h.base, m, h.plan.rate, length);
     plan.warmup = h.base.warmup;
     let (figures, result, cpu, from) = phase(&plan, m)?;
+    let answered_per_s = if figures.duration_s > 0.0 {
+        figures.requests as f64 / figures.duration_s
+    } else {
+        0.0
+    };
+    if answered_per_s > 0.0 && answered_per_s < KEPT_UP * h.plan.rate {
+        let slower = paced(&h.base, m, 0.9 * answered_per_s, length);
+        return phase(&slower, m);
+    }
     Ok((figures, result, cpu, from))
 }
 
@@ -202,6 +216,12 @@ fn one_attack(
     server: &mut dyn ServerSlot,
 ) -> Result<AttackFacts, String> {
     let plan = h.plan;
+    // The baseline's rate: the suite's, or less for a slower server.
+    let rate = if baseline.offered_per_s > 0.0 {
+        baseline.offered_per_s
+    } else {
+        plan.rate
+    };
     // The attacker on this thread's CPUs, which are the client's.
     let attacker = Attacker::start(
         program,
@@ -211,7 +231,7 @@ fn one_attack(
         plan.attack_for,
         None,
     );
-    let (during, _, _, _) = phase(&paced(&h.base, m, plan.rate, plan.attack_for), m)?;
+    let (during, _, _, _) = phase(&paced(&h.base, m, rate, plan.attack_for), m)?;
     let (report, attacker_failure) = match attacker.map(Attacker::finish) {
         Ok(Ok(v)) => (Some(v), None),
         Ok(Err(e)) | Err(e) => (None, Some(e)),
@@ -229,7 +249,7 @@ fn one_attack(
         // Windows until the next would end past the after phase.
         while ended.elapsed() + plan.window <= plan.after + plan.window / 4 {
             let start_s = ended.elapsed().as_secs_f64();
-            let (r, cpu, _) = measure_plan(&paced(&h.base, m, plan.rate, plan.window), m)?;
+            let (r, cpu, _) = measure_plan(&paced(&h.base, m, rate, plan.window), m)?;
             add(&mut sum, &figures(&r, cpu));
             if let Some(w) = &r.latency_histogram {
                 match &mut after_hist {
@@ -260,7 +280,7 @@ fn one_attack(
             sum.p999_ns = hist.value_at_quantile(0.999) as f64;
             sum.max_ns = hist.max() as f64;
         }
-        sum.offered_per_s = plan.rate;
+        sum.offered_per_s = rate;
         sum.achieved_per_s = if sum.duration_s > 0.0 {
             sum.requests as f64 / sum.duration_s
         } else {
