@@ -549,6 +549,12 @@ impl Suite {
             }
             let (protocol, streams, tls_resume) = protocol_of(s, &kind).map_err(|m| ctx(&m))?;
             let (placement, bandwidth) = network(s).map_err(|m| ctx(&m))?;
+            if matches!(kind, Kind::Hostile(_)) && placement != NetPlacement::Loopback {
+                return Err(ctx(
+                    "kind = \"hostile\" runs on loopback (`netbench attack` attacks loopback \
+                     addresses only); drop `placement`",
+                ));
+            }
             scenarios.push(Scenario {
                 name: s.name.clone(),
                 endpoint: s.endpoint,

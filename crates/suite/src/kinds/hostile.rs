@@ -278,6 +278,8 @@ mod tests {
             e.contains("abuse") && e.contains("unknown attack `slowlorris`"),
             "{e}"
         );
+        let e = suite("kind = \"hostile\"\nrate = 800\nplacement = \"netns\"\n").unwrap_err();
+        assert!(e.contains("runs on loopback"), "{e}");
         let e = suite("kind = \"hostile\"\n").unwrap_err();
         assert!(e.contains("needs `rate`"), "{e}");
         let e = suite("kind = \"hostile\"\nrate = 800\nattack_for = \"soon\"\n").unwrap_err();
