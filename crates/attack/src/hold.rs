@@ -1,6 +1,7 @@
 //! The held kinds (slowloris, slow-read, conn-flood): every connection in
-//! one thread, non-blocking, driven by a tick (a byte written or read per
-//! connection each `--interval`) and poll(2) to see the server close one,
+//! one thread, non-blocking from its connect on, driven by a tick (a byte
+//! written or read per connection each `--interval`) and by poll(2), which
+//! says when a connect finished and when the server closed a connection,
 //! which is then reopened.
 
 use std::io::{self, Read, Write};
@@ -138,7 +139,7 @@ pub fn run(plan: &AttackPlan, end: &End, tally: &Tally) {
     let mut retry_at = Instant::now();
     let mut polled = Polled::default();
     let mut scratch = [0u8; 4096];
-    // What a connection does as soon as it is open, and on each tick.
+    // What a connection does as soon as it is open.
     let on_open = |held: &mut Held| match plan.kind {
         AttackKind::Slowloris => send_byte(held, &endless, tally),
         AttackKind::SlowRead => send_request(held, &request, tally),
@@ -225,10 +226,15 @@ pub fn run(plan: &AttackPlan, end: &End, tally: &Tally) {
                     }
                 },
                 // slow-read never reads faster than its tick: news is that
-                // the server closed (or reset) the connection.
-                Slot::Held(_) if plan.kind == AttackKind::SlowRead => {
-                    tally.closed_by_server();
-                    Fate::ClosedByServer
+                // the server reset the connection.
+                Slot::Held(held) if plan.kind == AttackKind::SlowRead => {
+                    match held.stream.take_error() {
+                        Ok(Some(e)) | Err(e) => broke(&e, tally),
+                        Ok(None) => {
+                            tally.closed_by_server();
+                            Fate::ClosedByServer
+                        }
+                    }
                 }
                 Slot::Held(held) => drain(held, &mut scratch, tally),
             };
@@ -266,11 +272,13 @@ impl Polled {
         retry_at: Instant,
         end: &End,
     ) {
-        // slow-read reads only on its tick, so readable is no news; a
-        // close (RDHUP) or a reset (ERR, HUP, always reported) is. A
-        // connect in flight is news once writable.
+        // slow-read reads only on its tick, so neither readable nor the
+        // server's FIN is news (the answer before the FIN is still to be
+        // read, a byte a tick, until the read sees the end); a reset (ERR,
+        // HUP: always reported) is. A connect in flight is news once
+        // writable.
         let held_events = match kind {
-            AttackKind::SlowRead => libc::POLLRDHUP,
+            AttackKind::SlowRead => 0,
             _ => libc::POLLIN | libc::POLLRDHUP,
         };
         if self.stale {

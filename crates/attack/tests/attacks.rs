@@ -298,3 +298,32 @@ fn held_connections_keep_their_pace_while_other_connects_hang() {
     assert!(s.bytes_sent >= 5 * s.connections_opened, "{s}");
     drop(listener);
 }
+
+#[test]
+fn slow_read_reads_on_after_the_server_closes() {
+    // A server that answers at once and closes: its answer and FIN wait in
+    // the reader's buffer, read a byte a tick; the connection is not
+    // dropped and reopened at the FIN (which would make a flood of it).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut b).unwrap_or(0) == 1 {
+                    head.push(b[0]);
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+                );
+            });
+        }
+    });
+    let s = attack(&plan(AttackKind::SlowRead, &url, 2, 1000));
+    assert_eq!(s.connections_opened, 2, "{s}");
+    assert_eq!(s.closed_by_server, 0, "{s}");
+    assert!(s.bytes_received >= 2 && s.bytes_received <= 2 * 12, "{s}");
+}

@@ -29,6 +29,10 @@ pub use requests::{
 pub use rng::SplitMix64;
 pub use static_files::{static_bytes, static_file, write_static_files, StaticFile, STATIC_FILES};
 pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_iso_millis};
+pub use verify::conformance::case_ids as conformance_case_ids;
+pub use verify::{
+    conformance, CaseResult, CaseStatus, ConformanceOptions, ConformanceReport, CASE_TIMEOUT,
+};
 pub use verify::{
     upload_problem, verify, Check, CheckStatus, ProtocolTargets, VerifyOptions, VerifyReport,
     MAX_UPLOAD, MIN_UPLOAD, UPLOAD_LIMIT,

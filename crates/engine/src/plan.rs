@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::check::Expect;
-use crate::h2::{h2_request, H2Request, H2RequestError};
+use crate::h2::{h2_requests, H2Request, H2RequestError};
 use crate::tls_config::TlsPlan;
 use crate::ws::MAX_MESSAGE;
 
@@ -246,9 +246,7 @@ impl LoadPlan {
             if self.ws.is_some() || self.session.is_some() || !self.keepalive {
                 return Err(PlanError::H2Mode);
             }
-            for t in &self.requests {
-                h2_request(t, self.scheme()).map_err(PlanError::H2Request)?;
-            }
+            h2_requests(&self.requests, self.scheme()).map_err(PlanError::H2Request)?;
         }
         if let Some(session) = &self.session {
             if self.ws.is_some() {

@@ -9,7 +9,7 @@ use crate::control::RunControl;
 use crate::cpu::{peak_rss_bytes, process_cpu, rss_bytes};
 use crate::error::EngineError;
 use crate::error_kind::ErrorCounts;
-use crate::h2::{h2_request, H2Request};
+use crate::h2::{h2_requests, H2Request};
 use crate::histogram::LatencyHistogram;
 use crate::limits::raise_fd_limit;
 use crate::pacing::Pacer;
@@ -76,10 +76,7 @@ pub fn run(plan: &LoadPlan, control: &RunControl) -> Result<LoadResult, EngineEr
     // Each request in HTTP/2 form, once for every worker (validate made
     // sure each converts).
     let h2: Vec<H2Request> = if plan.h2 {
-        plan.requests
-            .iter()
-            .map(|t| h2_request(t, plan.scheme()).map_err(PlanError::H2Request))
-            .collect::<Result<_, _>>()?
+        h2_requests(&plan.requests, plan.scheme()).map_err(PlanError::H2Request)?
     } else {
         Vec::new()
     };

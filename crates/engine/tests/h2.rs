@@ -128,6 +128,33 @@ fn bodies_wait_for_the_servers_windows_and_its_stream_limit_is_kept() {
 }
 
 #[test]
+fn request_headers_index_the_servers_table_within_the_size_it_sets() {
+    // The hand-written server decodes every block with one table per
+    // connection and ends the connection (GOAWAY, COMPRESSION_ERROR) on a
+    // block it cannot decode: each connection's blocks after its first
+    // are indexes into that table.
+    let server = serve_broken_h2(H2Flaw::None);
+    let r = run_plan(&h2_plan(server.addr, 2, 4, 300));
+    assert_eq!((r.requests, r.errors.total()), (300, 0), "{:?}", r.errors);
+
+    // A table of 64 octets, set after the first blocks went: the next block
+    // opens with a size update, and the fields that no longer fit (a
+    // header of 70 octets here) go as literals from then on.
+    let server = serve_broken_h2(H2Flaw::SmallTable);
+    let url = parse_url(&format!("http://{}/blank", server.addr)).unwrap();
+    let mut plan = h2_plan(server.addr, 2, 4, 300);
+    plan.requests[0].bytes = build_request(&RequestParts {
+        method: "GET",
+        url: &url,
+        headers: &[("x-trace".to_string(), "t".repeat(31))],
+        body: b"",
+        keepalive: true,
+    });
+    let r = run_plan(&plan);
+    assert_eq!((r.requests, r.errors.total()), (300, 0), "{:?}", r.errors);
+}
+
+#[test]
 fn each_way_a_server_breaks_http2_is_its_own_kind_and_no_hang() {
     let cases = [
         (H2Flaw::Malformed, ErrorKind::H2Protocol),

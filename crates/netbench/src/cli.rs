@@ -385,6 +385,26 @@ pub(crate) struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<std::path::PathBuf>,
 
+    /// Run the HTTP/1.1 conformance probes too (RFC 9112/9110 cases,
+    /// against the contract's /blank and /echo/): a score with the failed
+    /// cases listed, never a failure of verify.
+    #[arg(long)]
+    pub conformance: bool,
+
+    /// Run only the HTTP/1.1 conformance probes, against any HTTP/1.1
+    /// server (nginx, your own): no contract checks. Exits 0 whatever the
+    /// score, 2 when the server cannot be reached.
+    #[arg(long, conflicts_with_all = [
+        "conformance", "seed", "database_url", "ws", "static_files", "upload", "json_comp",
+        "fortunes", "queries", "updates", "app", "tls_port", "h2c_port", "grpc_port",
+    ])]
+    pub conformance_only: bool,
+
+    /// With --conformance-only: the path probed, a cheap GET that answers
+    /// below 400 (default: the URL's path, else /).
+    #[arg(long, value_name = "PATH", requires = "conformance_only")]
+    pub path: Option<String>,
+
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,

@@ -209,13 +209,24 @@ app-logout, app-errors. With --tls-port PORT --cacert FILE: tls (and h2 with --h
 netbench's own load engine against each listener, so they check what a run's cells will.
 See contract/CONTRACT.md.
 
-Exit codes:
-  0    every check passed (warnings allowed)
-  1    at least one check failed
-  2    bad usage
+HTTP/1.1 conformance (a score, never a failure): --conformance adds 32 RFC 9112/9110
+cases sent as raw bytes (Content-Length with Transfer-Encoding, two Content-Lengths,
+obs-fold, bare LF and CR, a space before the colon, Host missing or doubled, bad chunk
+sizes and extensions, a 2 MiB target and header block, HTTP/1.0 with and without
+keep-alive, Expect: 100-continue, pipelining in order, HEAD, absolute-form, ...): the
+score and each failed case with its RFC section and what came back. --conformance-only
+runs the probes alone against any HTTP/1.1 server (nginx, your own), on --path (default
+the URL's path, else /): a cheap GET that answers below 400. See docs/guide/verify.md.
 
-Example:
-  netbench verify http://127.0.0.1:1234/";
+Exit codes:
+  0    every check passed (warnings allowed); with --conformance-only: the probes ran
+  1    at least one check failed (conformance cases never count)
+  2    bad usage, or with --conformance-only a server that cannot be reached
+
+Examples:
+  netbench verify http://127.0.0.1:1234/
+  netbench verify --conformance http://127.0.0.1:1234/
+  netbench verify --conformance-only --path /index.html http://127.0.0.1:8080/";
 
 pub(crate) const LOAD_HELP: &str = "\
 Load models:

@@ -1,11 +1,15 @@
-//! `netbench verify`: resolve the URL, run the contract checks, print them.
+//! `netbench verify`: resolve the URL, run the contract checks (and the
+//! conformance probes when asked, or those alone), print them.
 
 use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
 
-use anyhow::{bail, Result};
-use netbench_contract::{verify, Client, ProtocolTargets, VerifyOptions};
+use anyhow::{bail, Context, Result};
+use netbench_contract::{
+    conformance, verify, Client, ConformanceOptions, ProtocolTargets, VerifyOptions,
+};
 use netbench_engine::parse_url;
-use netbench_report::{verify_json, write_verify_text};
+use netbench_report::{conformance_json, verify_json, write_conformance_text, write_verify_text};
 
 use crate::cli::VerifyArgs;
 use crate::seed::fresh_seed;
@@ -26,6 +30,10 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
         bail!("the URL has a query string; give the server's base URL, as http://host:port/");
     }
     let addr = url.resolve()?;
+    if args.conformance_only {
+        let path = args.path.clone().unwrap_or_else(|| url.path.clone());
+        return conformance_only(&args, addr, url.host_header(), path);
+    }
     let mut client = Client::new(addr, args.timeout);
     client.host = url.host_header();
     let mut opts = VerifyOptions::new(client, args.seed.unwrap_or_else(fresh_seed));
@@ -48,6 +56,7 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
         grpc: args.grpc_port.map(at),
         ca: args.cacert.clone(),
     };
+    opts.conformance = args.conformance;
     let report = verify(&opts);
     // The contract says HOST: a server on every address is reachable from
     // the network. Only this machine's sockets can be seen.
@@ -73,4 +82,41 @@ pub(crate) fn run(args: VerifyArgs) -> Result<u8> {
     }
     out.flush()?;
     Ok(if report.ok() { ALL_PASSED } else { SOME_FAILED })
+}
+
+/// `--conformance-only`: the probes alone, against any HTTP/1.1 server. A
+/// score, not a verdict: exit 0 whatever it is.
+fn conformance_only(args: &VerifyArgs, addr: SocketAddr, host: String, path: String) -> Result<u8> {
+    let path = if path.is_empty() {
+        "/".to_string()
+    } else {
+        path
+    };
+    if !path.starts_with('/')
+        || path
+            .bytes()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        bail!("--path {path:?}: give an origin-form path that starts with / and has no spaces, as /index.html");
+    }
+    // One connection first, so a server that is not there is one clear
+    // error and not every case failing on it.
+    TcpStream::connect_timeout(&addr, args.timeout)
+        .with_context(|| format!("cannot connect to {addr}: is the server running there?"))?;
+    let mut opts = ConformanceOptions::new(addr, host, path);
+    opts.timeout = args.timeout;
+    let report = conformance(&opts);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &conformance_json(&args.url, &opts.target.path, &report),
+        )?;
+        writeln!(out)?;
+    } else {
+        write_conformance_text(&mut out, &args.url, &opts.target.path, &report)?;
+    }
+    out.flush()?;
+    Ok(ALL_PASSED)
 }

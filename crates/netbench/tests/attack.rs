@@ -163,14 +163,14 @@ fn attack_stops_by_itself_at_its_deadline_and_prints_json() {
 }
 
 #[test]
-fn attack_stops_on_sigterm_with_exit_130_and_its_summary() {
+fn attack_stops_on_sigterm_or_sigint_with_exit_130_and_its_summary() {
     let server = serve_contract(Flaw::None);
     let url = format!("http://{}/", server.addr);
-    for kind in ["slowloris", "tcp-frag"] {
+    for (kind, signal) in [("slowloris", libc::SIGTERM), ("tcp-frag", libc::SIGINT)] {
         let mut child = spawn(&["attack", kind, &url, "-c", "3", "--for", "60s", "--json"]);
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(800));
         // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
         let status = wait_bounded(&mut child, Duration::from_secs(5));
         let out = child.wait_with_output().unwrap();
         assert_eq!(status.code(), Some(130), "{kind}: {}", text(&out.stderr));
@@ -218,4 +218,48 @@ fn attack_help_documents_kinds_bounds_and_exit_codes() {
     ] {
         assert!(help.contains(needle), "{needle} missing from attack --help");
     }
+}
+
+#[test]
+fn attack_holds_no_more_connections_than_the_open_file_limit_allows() {
+    use std::os::unix::process::CommandExt;
+    let server = serve_contract(Flaw::None);
+    let url = format!("http://{}/", server.addr);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_netbench"));
+    cmd.args([
+        "attack",
+        "conn-flood",
+        &url,
+        "-c",
+        "500",
+        "--for",
+        "1s",
+        "--json",
+    ])
+    .stdin(Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe; the child only lowers its own
+    // limit (soft and hard) between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 100,
+                rlim_max: 100,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("the open-file limit allows 36 connections"),
+        "{}",
+        text(&out.stderr)
+    );
+    let v = summary_of(&out.stdout);
+    assert_summary_shape(&v, "conn-flood");
+    assert_eq!(v["connections"], 36);
+    assert_eq!(v["connections_opened"], 36, "{v}");
 }

@@ -444,3 +444,94 @@ fn issue29_slo_values_that_mean_nothing_exit_2_in_one_line() {
         assert!(help.contains(flag), "--help does not mention {flag}");
     }
 }
+
+/// Issue 33: `--conformance-only` scores any server and exits 0 whatever
+/// the score; `--conformance` adds the score to verify's JSON without
+/// changing its exit code; bad input and an absent server exit 2.
+#[test]
+fn conformance_probes_are_a_score_not_a_gate() {
+    use netbench_testkit::{serve_contract, Flaw};
+    let lax = serve_contract(Flaw::LaxHost);
+    let out = netbench(&[
+        "verify",
+        "--conformance-only",
+        "--path",
+        "/blank",
+        "--json",
+        &lax.url("/"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["path"], "/blank");
+    let c = &json["conformance"];
+    assert_eq!(
+        c["passed"].as_u64().unwrap() + 3,
+        c["total"].as_u64().unwrap()
+    );
+    let failed: Vec<&str> = c["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["status"] == "fail")
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["host-missing", "host-double", "host-invalid"]);
+
+    let out = netbench(&[
+        "verify",
+        "--conformance-only",
+        "--path",
+        "/blank",
+        &lax.url("/"),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("FAIL  host-missing  RFC 9112 §3.2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("cases passed, 3 failed"), "{stdout}");
+
+    let out = netbench(&[
+        "verify",
+        "--documents",
+        "5",
+        "--conformance",
+        "--json",
+        &lax.url("/"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["conforms"], true);
+    assert!(json["conformance"]["total"].as_u64().unwrap() >= 25);
+    let out = netbench(&["verify", "--documents", "5", "--json", &lax.url("/")]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["conformance"].is_null());
+
+    for (args, says) in [
+        (vec!["--conformance-only", "--path", "blank"], "--path"),
+        (vec!["--path", "/x"], "--conformance-only"),
+        (vec!["--conformance-only", "--ws"], "cannot be used with"),
+    ] {
+        let url = lax.url("/");
+        let all: Vec<&str> = ["verify"]
+            .into_iter()
+            .chain(args.clone())
+            .chain([url.as_str()])
+            .collect();
+        let out = netbench(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let gone = netbench_testkit::refused_addr();
+    let out = netbench(&["verify", "--conformance-only", &format!("http://{gone}/")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("is the server running"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -19,6 +19,9 @@
 //! cell's), `vs_h1_change_ci95_low` and `_high` (the interval of the
 //! change) and `vs_h1_told_apart`, with `vs_h2c_` in place of `vs_h1_` for
 //! gRPC against JSON over h2c.
+//!
+//! Each probed server's conformance (issue 33) is two rows with only the
+//! server named: `conformance_passed` and `conformance_total` (cases).
 
 use std::io::{self, Write};
 
@@ -134,6 +137,14 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
                 p.connections,
                 field(&p.server)
             )?;
+        }
+    }
+    for c in &r.conformance {
+        for (name, value) in [
+            ("conformance_passed", c.passed),
+            ("conformance_total", c.total),
+        ] {
+            writeln!(out, "{run},,,,{},,{name},cases,{value}", field(&c.server))?;
         }
     }
     for s in &r.startup.servers {

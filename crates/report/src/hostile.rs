@@ -180,10 +180,8 @@ fn ratio_words(r: f64) -> String {
 /// of `conformance.total`; None when the probes were not run (absent or
 /// null) or the JSON does not parse.
 pub fn conformance_of(verify_json: &str) -> Option<(u32, u32)> {
-    let v: serde_json::Value = serde_json::from_str(verify_json).ok()?;
-    let c = v.get("conformance")?;
-    let n = |k: &str| c.get(k)?.as_u64().and_then(|x| u32::try_from(x).ok());
-    Some((n("passed")?, n("total")?))
+    // The Conformance section's own reading, so the two never disagree.
+    crate::conformance::parse(verify_json).map(|c| (c.passed, c.total))
 }
 
 /// The hostile tables of a run, one per hostile scenario, in the suite's

@@ -8,6 +8,8 @@ mod axes;
 mod compare;
 mod compare_html;
 mod compare_shift;
+mod conformance;
+mod conformance_view;
 mod csv;
 mod environment;
 mod flag;
@@ -57,6 +59,7 @@ pub use compare::{
 };
 pub use compare_html::{write_compare_html, write_compare_html_gated};
 pub use compare_shift::RunShift;
+pub use conformance::{ConformanceRow, FailedCase};
 pub use csv::write_csv;
 pub use environment::EnvDifference;
 pub use format::{
@@ -91,4 +94,4 @@ pub use startup::{
 };
 pub use suite_table::{run_table, CellStats, RunTable};
 pub use terminal_view::write_run_table;
-pub use verify_text::{verify_json, write_verify_text};
+pub use verify_text::{conformance_json, verify_json, write_conformance_text, write_verify_text};

@@ -56,6 +56,10 @@ pub struct Report {
     /// (issue 33); left out of the JSON when the run has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hostile: Vec<crate::hostile::HostileTable>,
+    /// Each server's HTTP/1.1 conformance score and failed cases (issue
+    /// 33), best first; left out of the JSON when no server was probed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conformance: Vec<crate::conformance::ConformanceRow>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -456,6 +460,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         startup,
         protocols,
         hostile: crate::hostile::hostile_tables(run),
+        conformance: crate::conformance::conformance_rows(run),
     }
 }
 

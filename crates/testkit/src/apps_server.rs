@@ -11,7 +11,7 @@ use netbench_contract::{format_http_date, sha256_hex, static_bytes, static_file,
 use sha2::{Digest, Sha256};
 
 use crate::contract_server::{respond_with, Flaw};
-use crate::{read_body, BodyLength, Request};
+use crate::{BodyLength, Request};
 
 /// A file of `/static/`, made once per process as a server's build would
 /// write it, with the validators a file server derives from it.
@@ -178,7 +178,7 @@ pub(crate) fn upload(
         )?;
         return Ok(Then::KeepOpen);
     }
-    if read_body(r, req).is_err() {
+    if crate::http1::read_body(r, req, flaw).is_err() {
         return refuse(w, flaw);
     }
     let digest = sha256_hex(&req.body);

@@ -13,7 +13,7 @@ use netbench_contract::{answer, format_http_date};
 
 use crate::apps_server::Then;
 use crate::db_server::DbConn;
-use crate::{read_body, read_head, spawn_server, TestServer};
+use crate::{http1, spawn_server, TestServer};
 
 /// The one way a contract server misbehaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,10 +101,49 @@ pub enum Flaw {
     AppLax400,
     /// Shows the time of the render as the session's `since`.
     AppSinceNow,
+    // Conformance flaws (issue 33): each makes its probes fail
+    // (crates/testkit/tests/conformance.rs names which).
+    /// Frames bodies carelessly: the last Content-Length wins, `+5` and
+    /// junk parse, an unknown Transfer-Encoding is ignored, and a request
+    /// with both CL and TE leaves the connection open.
+    LaxFraming,
+    /// Takes whitespace before the colon, folded lines and a line that
+    /// starts with whitespace as fields of their own.
+    LaxHeaders,
+    /// Ends lines only at CRLF, so a request with bare LFs never ends.
+    CrlfOnly,
+    /// No Host checks: missing, doubled or invalid Host all served.
+    LaxHost,
+    /// Takes the first two whitespace-separated words of the request line,
+    /// whatever follows, and never checks the version or the target's form.
+    LaxRequestLine,
+    /// Over-strict: 505 for HTTP/1.9, 400 for a leading empty line and for
+    /// an absolute-form target.
+    StrictRequestLine,
+    /// No limit on the request line or the header block.
+    NoHeaderLimit,
+    /// Never closes after an answer: ignores `Connection: close`, HTTP/1.0
+    /// and the close that CL with TE asks for.
+    KeepsOpen,
+    /// Answers HTTP/1.0 requests with a chunked body.
+    Http10Chunked,
+    /// Ignores `Expect: 100-continue`: waits for a body that waits for it.
+    No100Continue,
+    /// Sends 100 Continue to HTTP/1.0 requests too.
+    ContinueHttp10,
+    /// Answers the second of two pipelined requests first.
+    PipelineReorder,
+    /// Sends the body with a HEAD answer.
+    HeadBody,
+    /// Reads chunk sizes carelessly: leading hex digits, wrapping, and
+    /// any two bytes after the data as its CRLF.
+    LaxChunks,
+    /// Refuses any chunk extension (RFC 9112 §7.1.1: ignore them).
+    ChunkExtRejected,
 }
 
 impl Flaw {
-    pub const NAMES: [(&'static str, Flaw); 36] = [
+    pub const NAMES: [(&'static str, Flaw); 51] = [
         ("none", Flaw::None),
         ("canned-work", Flaw::CannedWork),
         ("cached-work", Flaw::CachedWork),
@@ -141,7 +180,48 @@ impl Flaw {
         ("app-logout-ignored", Flaw::AppLogoutIgnored),
         ("app-lax-400", Flaw::AppLax400),
         ("app-since-now", Flaw::AppSinceNow),
+        ("lax-framing", Flaw::LaxFraming),
+        ("lax-headers", Flaw::LaxHeaders),
+        ("crlf-only", Flaw::CrlfOnly),
+        ("lax-host", Flaw::LaxHost),
+        ("lax-request-line", Flaw::LaxRequestLine),
+        ("strict-request-line", Flaw::StrictRequestLine),
+        ("no-header-limit", Flaw::NoHeaderLimit),
+        ("keeps-open", Flaw::KeepsOpen),
+        ("http10-chunked", Flaw::Http10Chunked),
+        ("no-100-continue", Flaw::No100Continue),
+        ("continue-http10", Flaw::ContinueHttp10),
+        ("pipeline-reorder", Flaw::PipelineReorder),
+        ("head-body", Flaw::HeadBody),
+        ("lax-chunks", Flaw::LaxChunks),
+        ("chunk-ext-rejected", Flaw::ChunkExtRejected),
     ];
+
+    /// The conformance flaws (issue 33), each failing its probes.
+    pub const CONFORMANCE: [Flaw; 15] = [
+        Flaw::LaxFraming,
+        Flaw::LaxHeaders,
+        Flaw::CrlfOnly,
+        Flaw::LaxHost,
+        Flaw::LaxRequestLine,
+        Flaw::StrictRequestLine,
+        Flaw::NoHeaderLimit,
+        Flaw::KeepsOpen,
+        Flaw::Http10Chunked,
+        Flaw::No100Continue,
+        Flaw::ContinueHttp10,
+        Flaw::PipelineReorder,
+        Flaw::HeadBody,
+        Flaw::LaxChunks,
+        Flaw::ChunkExtRejected,
+    ];
+
+    pub fn name(self) -> &'static str {
+        Flaw::NAMES
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
+    }
 
     pub fn from_name(name: &str) -> Option<Flaw> {
         Flaw::NAMES
@@ -232,6 +312,18 @@ pub(crate) fn respond_with(
     extra: &[(&str, &str)],
     body: &[u8],
 ) -> io::Result<()> {
+    w.write_all(head_bytes(flaw, status, content_type, extra, body.len()).as_bytes())?;
+    w.write_all(body)
+}
+
+/// The head of an answer whose body is `len` bytes.
+fn head_bytes(
+    flaw: Flaw,
+    status: u16,
+    content_type: &str,
+    extra: &[(&str, &str)],
+    len: usize,
+) -> String {
     let date = match flaw {
         Flaw::NoDate => String::new(),
         Flaw::StuckDate => "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n".to_string(),
@@ -255,11 +347,10 @@ pub(crate) fn respond_with(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     if status != 304 {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        head.push_str(&format!("Content-Length: {len}\r\n"));
     }
     head.push_str("\r\n");
-    w.write_all(head.as_bytes())?;
-    w.write_all(body)
+    head
 }
 
 fn work(flaw: Flaw, cache: &Cache, body: &[u8]) -> (u16, Vec<u8>) {
@@ -321,7 +412,12 @@ fn handle(
     stream.set_nodelay(true)?;
     let mut w = stream.try_clone()?;
     let mut r = BufReader::new(stream);
-    while let Some(mut req) = read_head(&mut r)? {
+    loop {
+        let mut req = match read_request(&mut r, &mut w, flaw)? {
+            Read::End => return Ok(()),
+            Read::Refused(refusal) => return http1::refuse_and_close(&mut r, &mut w, refusal),
+            Read::Request(req) => req,
+        };
         on_request();
         if req.method == "POST" && req.path == "/upload" {
             match crate::apps_server::upload(&mut r, &mut w, flaw, &mut req)? {
@@ -330,53 +426,116 @@ fn handle(
                 Then::KeepOpen => continue,
             }
         }
-        read_body(&mut r, &mut req)?;
-        let path = req.path.split('?').next().unwrap_or("");
-        match (req.method.as_str(), path) {
-            ("GET", "/blank") => {
-                let ct = if flaw == Flaw::WrongContentType {
-                    "text/html"
-                } else {
-                    "text/plain"
-                };
-                respond(&mut w, flaw, 200, ct, b"OK")?
+        if let Err(e) = http1::read_body(&mut r, &mut req, flaw) {
+            if e.kind() != io::ErrorKind::InvalidData {
+                return Err(e);
             }
-            ("POST", "/work") => {
-                let (status, body) = work(flaw, cache, &req.body);
-                crate::apps_server::work_answer(&mut w, flaw, &req, status, &body)?
-            }
-            ("GET", p) if p.starts_with("/static/") => {
-                crate::apps_server::static_answer(&mut w, flaw, &req, &p["/static/".len()..])?
-            }
-            ("GET", "/app") => crate::app_server::page(&mut w, flaw, &req)?,
-            ("POST", "/app/logout") => crate::app_server::logout(&mut w, flaw, &req)?,
-            ("GET", "/fortunes") => {
-                let (status, ct, body) = crate::db_server::fortunes(db, flaw, cache);
-                respond(&mut w, flaw, status, ct, &body)?
-            }
-            ("GET", "/queries" | "/updates") => {
-                let (status, ct, body) = crate::db_server::world(db, flaw, cache, &req.path);
-                respond(&mut w, flaw, status, ct, &body)?
-            }
-            ("GET", "/db" | "/db/list") => {
-                let (status, ct, body) = crate::db_server::answer(db, flaw, cache, &req.path);
-                respond(&mut w, flaw, status, ct, &body)?
-            }
-            ("GET", "/ws") => match req.ws_key {
-                Some(key) => {
-                    let fixed = flaw == Flaw::WsFixedPayload;
-                    return crate::ws_server::serve(r, w, &key, fixed);
-                }
-                None => respond(&mut w, flaw, 426, "text/plain", b"upgrade to a WebSocket")?,
-            },
-            ("GET", p) if p.starts_with("/echo/") => {
-                respond(&mut w, flaw, 200, "text/plain", &p.as_bytes()[6..])?
-            }
-            _ => respond(&mut w, flaw, 404, "text/plain", b"not found")?,
+            let refusal = http1::Refusal {
+                status: 400,
+                why: "a body that cannot be framed",
+            };
+            return http1::refuse_and_close(&mut r, &mut w, refusal);
         }
-        if req.close {
+        if req.method == "GET" && req.path == "/ws" {
+            if let Some(key) = req.ws_key.take() {
+                let fixed = flaw == Flaw::WsFixedPayload;
+                return crate::ws_server::serve(r, w, &key, fixed);
+            }
+        }
+        let mut close = req.close;
+        if flaw == Flaw::PipelineReorder && !r.buffer().is_empty() {
+            // The next request, already here, is answered first.
+            if let Read::Request(mut next) = read_request(&mut r, &mut w, flaw)? {
+                http1::read_body(&mut r, &mut next, flaw)?;
+                route(&mut w, flaw, cache, db, &next)?;
+                close |= next.close;
+            }
+        }
+        route(&mut w, flaw, cache, db, &req)?;
+        if close {
             return Ok(());
         }
+    }
+}
+
+enum Read {
+    Request(crate::Request),
+    Refused(http1::Refusal),
+    End,
+}
+
+/// Reads a head, with the 100 Continue it asks for sent before its body.
+fn read_request(r: &mut BufReader<TcpStream>, w: &mut TcpStream, flaw: Flaw) -> io::Result<Read> {
+    Ok(match http1::read_head(r, flaw)? {
+        http1::Head::End => Read::End,
+        http1::Head::Refused(refusal) => Read::Refused(refusal),
+        http1::Head::Request(req) => {
+            if http1::wants_continue(&req, flaw) {
+                w.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+            }
+            Read::Request(req)
+        }
+    })
+}
+
+/// Answers one request whose body has been read.
+fn route(
+    w: &mut TcpStream,
+    flaw: Flaw,
+    cache: &Cache,
+    db: &mut DbConn,
+    req: &crate::Request,
+) -> io::Result<()> {
+    let path = req.path.split('?').next().unwrap_or("");
+    match (req.method.as_str(), path) {
+        ("GET", "/blank") if flaw == Flaw::Http10Chunked && req.http10 => w.write_all(
+            b"HTTP/1.1 200 X\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n0\r\n\r\n",
+        )?,
+        ("GET", "/blank") => {
+            let ct = if flaw == Flaw::WrongContentType {
+                "text/html"
+            } else {
+                "text/plain"
+            };
+            respond(w, flaw, 200, ct, b"OK")?
+        }
+        ("HEAD", p) => {
+            // The head GET would send, without its content (RFC 9110 §9.3.2).
+            let (status, body): (u16, &[u8]) = match p {
+                "/blank" => (200, b"OK"),
+                _ => (404, b"not found"),
+            };
+            w.write_all(head_bytes(flaw, status, "text/plain", &[], body.len()).as_bytes())?;
+            if flaw == Flaw::HeadBody {
+                w.write_all(body)?;
+            }
+        }
+        ("POST", "/work") => {
+            let (status, body) = work(flaw, cache, &req.body);
+            crate::apps_server::work_answer(w, flaw, req, status, &body)?
+        }
+        ("GET", p) if p.starts_with("/static/") => {
+            crate::apps_server::static_answer(w, flaw, req, &p["/static/".len()..])?
+        }
+        ("GET", "/app") => crate::app_server::page(w, flaw, req)?,
+        ("POST", "/app/logout") => crate::app_server::logout(w, flaw, req)?,
+        ("GET", "/fortunes") => {
+            let (status, ct, body) = crate::db_server::fortunes(db, flaw, cache);
+            respond(w, flaw, status, ct, &body)?
+        }
+        ("GET", "/queries" | "/updates") => {
+            let (status, ct, body) = crate::db_server::world(db, flaw, cache, &req.path);
+            respond(w, flaw, status, ct, &body)?
+        }
+        ("GET", "/db" | "/db/list") => {
+            let (status, ct, body) = crate::db_server::answer(db, flaw, cache, &req.path);
+            respond(w, flaw, status, ct, &body)?
+        }
+        ("GET", "/ws") => respond(w, flaw, 426, "text/plain", b"upgrade to a WebSocket")?,
+        ("GET", p) if p.starts_with("/echo/") => {
+            respond(w, flaw, 200, "text/plain", &p.as_bytes()[6..])?
+        }
+        _ => respond(w, flaw, 404, "text/plain", b"not found")?,
     }
     Ok(())
 }

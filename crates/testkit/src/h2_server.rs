@@ -43,7 +43,16 @@ pub enum H2Flaw {
     /// Sends a PING before each answer, and resets the stream unless the
     /// PING before it was acknowledged.
     PingFirst,
+    /// Not a flaw: SETTINGS_HEADER_TABLE_SIZE 64, held to from its
+    /// acknowledgement on. The first header block after it must open with
+    /// a table size update of at most 64 (RFC 7541 §4.2), or the connection
+    /// ends with GOAWAY (COMPRESSION_ERROR), as a decode failure does.
+    SmallTable,
 }
+
+/// The header table [`H2Flaw::SmallTable`] asks for: room for one short
+/// field (an `:authority` of 127.0.0.1 and a port is 57 octets).
+pub const SMALL_TABLE: u32 = 64;
 
 /// A correct HTTP/2 server (hyper, h2c with prior knowledge) on 127.0.0.1:0:
 /// `GET /blank` is `OK`, `GET /echo/<text>` is `<text>`, `POST /work` the
@@ -130,6 +139,8 @@ struct Session {
     pings_sent: u64,
     pings_acked: u64,
     going_away: bool,
+    /// SmallTable: the next header block must start with a size update.
+    update_due: bool,
 }
 
 impl Session {
@@ -144,6 +155,7 @@ impl Session {
             pings_sent: 0,
             pings_acked: 0,
             going_away: false,
+            update_due: false,
         }
     }
 
@@ -163,6 +175,7 @@ impl Session {
             H2Flaw::ZeroWindow => vec![(setting::INITIAL_WINDOW_SIZE, 0)],
             H2Flaw::SmallWindows => vec![(setting::INITIAL_WINDOW_SIZE, 100)],
             H2Flaw::TwoStreams => vec![(setting::MAX_CONCURRENT_STREAMS, 2)],
+            H2Flaw::SmallTable => vec![(setting::HEADER_TABLE_SIZE, SMALL_TABLE)],
             _ => Vec::new(),
         };
         frame::write_settings(&mut settings, &params, false);
@@ -188,13 +201,28 @@ impl Session {
         let mut out = Vec::new();
         match f {
             OwnedFrame::Settings { ack: false } => frame::write_settings(&mut out, &[], true),
+            OwnedFrame::Settings { ack: true } if self.flaw == H2Flaw::SmallTable => {
+                self.decoder
+                    .set_max_allowed_table_size(SMALL_TABLE as usize);
+                self.update_due = true;
+            }
             OwnedFrame::Ping { ack: true } => self.pings_acked += 1,
             OwnedFrame::Headers {
                 stream,
                 end_stream,
                 block,
             } => {
-                let _ = self.decoder.decode_with_cb(&block, |_, _| {});
+                // 001xxxxx opens a size update; with a 5-bit prefix, 64 is
+                // 0x3f then 0x21, so any first byte below 0x3f is at most 30.
+                let updated = matches!(block.first(), Some(&b) if b & 0xe0 == 0x20)
+                    && (block[0] != 0x3f || block.get(1).is_some_and(|&b| b <= 0x21));
+                let decoded = self.decoder.decode_with_cb(&block, |_, _| {}).is_ok();
+                if !decoded || (std::mem::take(&mut self.update_due) && !updated) {
+                    // A connection error: GOAWAY, then the connection ends.
+                    frame::write_goaway(&mut out, stream, code::COMPRESSION_ERROR);
+                    self.send(&out)?;
+                    return Err(std::io::Error::other("a header block failed to decode"));
+                }
                 if self.going_away {
                     return Ok(());
                 }

@@ -14,6 +14,7 @@ mod apps_server;
 mod contract_server;
 mod db_server;
 mod h2_server;
+mod http1;
 mod protocol_server;
 mod tls_server;
 mod ws_server;
@@ -128,6 +129,8 @@ pub(crate) struct Request {
     pub headers: Vec<(String, String)>,
     /// How the body comes, as the head says: read by `read_body`.
     pub body_length: BodyLength,
+    /// Sent as HTTP/1.0 (no persistence unless asked, no chunked answers).
+    pub http10: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +154,7 @@ impl Request {
 /// an allocation of its size.
 pub(crate) const BODY_LIMIT: u64 = netbench_contract::UPLOAD_LIMIT;
 
-fn over_limit() -> io::Error {
+pub(crate) fn over_limit() -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!("a request body over {BODY_LIMIT} bytes"),
@@ -198,6 +201,7 @@ pub(crate) fn read_head(r: &mut BufReader<TcpStream>) -> io::Result<Option<Reque
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or("").to_string();
     let path = parts.next().unwrap_or("").to_string();
+    let http10 = line.trim_end().ends_with("HTTP/1.0");
     let mut length = 0u64;
     let mut chunked = false;
     let mut close = false;
@@ -243,6 +247,7 @@ pub(crate) fn read_head(r: &mut BufReader<TcpStream>) -> io::Result<Option<Reque
         } else {
             BodyLength::Known(length)
         },
+        http10,
     }))
 }
 

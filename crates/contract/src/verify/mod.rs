@@ -3,6 +3,7 @@
 
 mod app;
 mod checks;
+pub mod conformance;
 #[cfg(feature = "postgres")]
 mod db;
 #[cfg(feature = "postgres")]
@@ -15,6 +16,9 @@ mod upload;
 mod world;
 mod ws;
 
+pub use conformance::{
+    conformance, CaseResult, CaseStatus, ConformanceOptions, ConformanceReport, CASE_TIMEOUT,
+};
 pub use protocols::ProtocolTargets;
 pub use upload::{upload_problem, MAX_UPLOAD, MIN_UPLOAD, UPLOAD_LIMIT};
 
@@ -79,6 +83,9 @@ pub struct VerifyOptions {
     /// The listeners of version 1.5 (TLS, HTTP/2, h2c, gRPC): each one set
     /// runs its checks.
     pub protocols: ProtocolTargets,
+    /// Run the HTTP/1.1 conformance probes (`conformance/`) too: scored in
+    /// the report's `conformance`, never failing verify.
+    pub conformance: bool,
 }
 
 impl VerifyOptions {
@@ -99,6 +106,7 @@ impl VerifyOptions {
             updates: false,
             app: false,
             protocols: ProtocolTargets::default(),
+            conformance: false,
         }
     }
 }
@@ -110,6 +118,9 @@ pub struct VerifyReport {
     /// Optional parts whose checks did not run, each with why
     /// ("db: no database given (--database-url)").
     pub skipped: Vec<String>,
+    /// The conformance probes' score, when asked for (`None`: not run). A
+    /// score, not a gate: `ok` never reads it.
+    pub conformance: Option<ConformanceReport>,
 }
 
 impl VerifyReport {
@@ -282,9 +293,21 @@ pub fn verify(opts: &VerifyOptions) -> VerifyReport {
     out.extend(protocols::checks(&mut ctx, p));
     out.push(checks::framing(&ctx));
     out.push(checks::date(&mut ctx));
+    let conformance = opts.conformance.then(|| {
+        let client = &opts.client;
+        let mut probes = ConformanceOptions::new(
+            client.addr,
+            client.host.clone(),
+            format!("{}/blank", opts.prefix),
+        );
+        // The contract's `/echo/` tells pipelined answers apart by body.
+        probes.target.echo_prefix = Some(opts.prefix.clone());
+        conformance(&probes)
+    });
     VerifyReport {
         seed: opts.seed,
         checks: out,
         skipped,
+        conformance,
     }
 }

@@ -6,11 +6,13 @@
 //! server's windows allow), each answer checked as HTTP/1.1's are
 //! (`answer.rs`), PING answered, SETTINGS acknowledged, RST_STREAM and
 //! GOAWAY counted by kind. Like `conn.rs` it reads through the transport's
-//! loop and never touches a socket. HPACK decoding is `hpack.rs`'s (one
-//! table per connection); the frames are `frame.rs`'s.
+//! loop and never touches a socket. HPACK is `encoder.rs`'s for requests
+//! and `hpack.rs`'s for answers (a table each way per connection); the
+//! frames are `frame.rs`'s.
 
 use std::io::{Read, Write};
 
+use super::encoder::Encoder;
 use super::frame::{self, code, parse_frame, setting, Frame, MAX_WINDOW};
 use super::hpack;
 use crate::answer::{AnswerBody, AnswerHead};
@@ -80,6 +82,10 @@ pub(crate) struct H2Conn {
     /// Input that did not yet make a whole frame.
     pending: Vec<u8>,
     hpack: hpack::Decoder,
+    /// What the server's table holds of this client's fields.
+    encoder: Encoder,
+    /// The header block of the request being started.
+    block_out: Vec<u8>,
     fields: HeadFields,
     streams: Vec<Stream>,
     /// Streams that ended, kept for their buffers' capacity.
@@ -143,6 +149,8 @@ impl H2Conn {
             out: Outbox::default(),
             pending: Vec::new(),
             hpack: hpack::Decoder::new(),
+            encoder: Encoder::new(),
+            block_out: Vec::new(),
             fields: HeadFields::default(),
             streams: Vec::new(),
             spare: Vec::new(),
@@ -210,10 +218,12 @@ impl H2Conn {
         let body_len = h2.body.len();
         let id = self.next_id;
         self.next_id += 2;
+        self.block_out.clear();
+        self.encoder.encode(&h2.fields, &mut self.block_out);
         frame::write_headers(
             self.out.queue(),
             id,
-            &h2.block,
+            &self.block_out,
             body_len == 0,
             self.peer.max_frame,
         );
@@ -500,8 +510,8 @@ impl H2Conn {
             setting::ENABLE_PUSH if value > 1 => {
                 return Err(self.connection_error(code::PROTOCOL_ERROR));
             }
-            // The header table: this client's blocks never index it; the
-            // others it has no use for.
+            setting::HEADER_TABLE_SIZE => self.encoder.server_table(value),
+            // The others it has no use for.
             _ => {}
         }
         Ok(())
@@ -605,6 +615,7 @@ impl H2Conn {
         self.out.clear();
         self.pending.clear();
         self.hpack.reset();
+        self.encoder.reset();
         self.next_id = 1;
         self.peer = Peer::default();
         self.send_window = 65_535;
@@ -744,7 +755,7 @@ pub fn fuzz_feed(
             coding: Default::default(),
         },
     };
-    let h2 = [super::h2_request(&template, "http").expect("a fixed request")];
+    let h2 = super::h2_requests(std::slice::from_ref(&template), "http").expect("a fixed request");
     let plan = ConnPlan {
         pipeline: streams,
         requests: std::slice::from_ref(&template),

@@ -6,10 +6,9 @@
 //! decoder builds a Huffman table (HashMaps) for every Huffman string, which
 //! perf measured at about three quarters of the client's CPU per request
 //! (bench/h2_clients.py: 4 to 10 times h2load's). This one allocates nothing
-//! once its scratch and table entries have grown. Encoding requests stays
-//! loona-hpack's (`request.rs`: once per run, not per request), and its
-//! decoder is this one's cross-check in the tests and in the `hpack_decode`
-//! fuzz target.
+//! once its scratch and table entries have grown. Requests are encoded by
+//! `encoder.rs`; loona-hpack's decoder is this one's cross-check in the
+//! tests and in the `hpack_decode` fuzz target.
 
 use std::collections::VecDeque;
 
@@ -276,7 +275,7 @@ fn padding_is_eos(bytes: &[u8], decoded: &[u8]) -> Result<(), HpackError> {
 }
 
 /// RFC 7541 Appendix A: the static table, index 1 first.
-const STATIC: [(&str, &str); 61] = [
+pub(crate) const STATIC: [(&str, &str); 61] = [
     (":authority", ""),
     (":method", "GET"),
     (":method", "POST"),

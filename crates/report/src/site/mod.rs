@@ -9,6 +9,7 @@
 mod folder;
 mod index;
 pub mod score;
+mod server_conformance;
 mod server_page;
 pub mod timeline;
 

@@ -28,6 +28,7 @@ pub(crate) fn write_server_page(
     timelines_html(&mut b, &mut charts, site, server);
     figures_html(&mut b, site, server);
     kinds_html(&mut b, site, server);
+    super::server_conformance::conformance_html(&mut b, site, server);
     builds_html(&mut b, site, server);
     footer(&mut b);
     site_page(out, &format!("netbench · {}", server.name), &b, &charts)
@@ -79,7 +80,8 @@ fn header(b: &mut String, site: &Site, server: &ServerEntry) {
          <code>server.toml</code> is the manifest above). Runs that measured it: {} of {}.</p>\
          <nav><a href=\"#scores\">Scores</a><a href=\"#variants\">Variants</a>\
          <a href=\"#timelines\">Timelines</a><a href=\"#figures\">Every figure</a>\
-         <a href=\"#kinds\">Other kinds</a><a href=\"#builds\">Builds</a></nav></header>",
+         <a href=\"#kinds\">Other kinds</a><a href=\"#conformance\">Conformance</a>\
+         <a href=\"#builds\">Builds</a></nav></header>",
         esc(&server.name),
         server.runs.len(),
         site.runs.len()

@@ -13,7 +13,11 @@ const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-afte
                     a Date refreshed every 2 s), lax-dates, cached-db,\n\
                     ws-fixed-payload (WebSocket echoes of the right length, always `x`),\n\
                     static-truncated, static-no-304, static-wrong-length, upload-wrong-digest,\n\
-                    upload-early, upload-no-limit, gzip-claim-plain, gzip-unasked, gzip-bomb\n\
+                    upload-early, upload-no-limit, gzip-claim-plain, gzip-unasked, gzip-bomb;\n\
+                    HTTP/1.1 conformance flaws (verify --conformance-only fails them): lax-framing,\n\
+                    lax-headers, crlf-only, lax-host, lax-request-line, strict-request-line,\n\
+                    no-header-limit, keeps-open, http10-chunked, no-100-continue, continue-http10,\n\
+                    pipeline-reorder, head-body, lax-chunks, chunk-ext-rejected\n\
   --crash-after N   exit with status 3 after N requests\n\
   --never-ready     never listen (for readiness timeouts)\n\
   --close-listener-after N\n\
