@@ -96,6 +96,8 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         settle: netbench_report::stats::settled,
         cancel,
         ready_within: netbench_suite::READY_WITHIN,
+        // The hostile kind's attackers are this program's `attack`.
+        attacker: std::env::current_exe().ok(),
     };
     let mut progress = NotingRun {
         console: ConsoleProgress::new(),

@@ -238,6 +238,19 @@ fn kind_summary(facts: &netbench_suite::kinds::Facts) -> Option<String> {
             x.server_cpu_us_per_request
                 .map_or("CPU unknown".to_string(), |c| format!("{c:.1} µs CPU per request"))
         ),
+        Facts::Hostile(h) => {
+            let worst = h
+                .attacks
+                .iter()
+                .map(|a| a.during.success_rate())
+                .fold(h.baseline.success_rate(), f64::min);
+            let crashes = h.attacks.iter().filter(|a| a.crashed.is_some()).count();
+            format!(
+                "{} attacks, worst success {:.1}%, {crashes} crash(es)",
+                h.attacks.len(),
+                worst * 100.0
+            )
+        }
         Facts::ShortLived(_) | Facts::Pipelined(_) => return None,
     })
 }

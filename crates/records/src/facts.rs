@@ -15,6 +15,8 @@ pub enum Facts {
     RateSweep(SweepFacts),
     FixedRate(FixedRateFacts),
     Pipelined(PipelinedFacts),
+    /// Boxed: a cell's attacks make it far larger than the other kinds'.
+    Hostile(Box<crate::hostile::HostileFacts>),
 }
 
 impl Facts {
@@ -27,6 +29,7 @@ impl Facts {
             Facts::RateSweep(_) => "rate-sweep",
             Facts::FixedRate(_) => "fixed-rate",
             Facts::Pipelined(_) => "pipelined",
+            Facts::Hostile(_) => "hostile",
         }
     }
 

@@ -176,3 +176,61 @@ pub fn idle_level(connections: u32, pss_bytes: u64) -> IdleLevelFacts {
         client_cpu_s: 0.0,
     }
 }
+
+/// One attack of a hostile cell: the good load's success rate and p99
+/// (ms) beside it, against a baseline of 100% and 1 ms (see [`hostile`]);
+/// no crash, recovered at once.
+pub fn hostile_attack(attack: &str, success: f64, p99_ms: f64) -> crate::hostile::AttackFacts {
+    let tried = 1000u64;
+    let ok = (success * tried as f64).round() as u64;
+    crate::hostile::AttackFacts {
+        attack: attack.into(),
+        restarted: false,
+        baseline: None,
+        during: crate::hostile::PhaseFigures {
+            duration_s: 1.0,
+            offered_per_s: 1000.0,
+            achieved_per_s: ok as f64,
+            requests: ok,
+            errors: tried - ok,
+            p50_ns: p99_ms * 0.3e6,
+            p99_ns: p99_ms * 1e6,
+            rss_peak_bytes: Some(20 << 20),
+            server_cpu_s: Some(0.2),
+            ..Default::default()
+        },
+        after: None,
+        windows: Vec::new(),
+        recovery_s: Some(0.0),
+        crashed: None,
+        stopped_accepting: false,
+        attacker: None,
+        attacker_failure: None,
+    }
+}
+
+/// A hostile cell's facts at 1,000 requests/s whose baseline answered
+/// everything with a p99 of 1 ms on 16 MiB and 0.1 s of CPU.
+pub fn hostile(attacks: Vec<crate::hostile::AttackFacts>) -> crate::facts::Facts {
+    crate::facts::Facts::Hostile(Box::new(crate::hostile::HostileFacts {
+        rate_per_s: 1000.0,
+        connections: 8,
+        attack_connections: 200,
+        attack_s: 3.0,
+        after_s: 3.0,
+        window_s: 0.5,
+        margin: crate::hostile::RecoveryMargin::DEFAULT,
+        baseline: crate::hostile::PhaseFigures {
+            duration_s: 1.0,
+            offered_per_s: 1000.0,
+            achieved_per_s: 1000.0,
+            requests: 1000,
+            p50_ns: 0.3e6,
+            p99_ns: 1e6,
+            rss_peak_bytes: Some(16 << 20),
+            server_cpu_s: Some(0.1),
+            ..Default::default()
+        },
+        attacks,
+    }))
+}

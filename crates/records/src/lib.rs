@@ -8,6 +8,7 @@ pub mod adaptive;
 pub mod facts;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+pub mod hostile;
 pub mod network;
 pub mod noise;
 pub mod run;

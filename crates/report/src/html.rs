@@ -43,6 +43,7 @@ fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Resul
     crate::axes::allocators_html(&mut b, &allocators);
     crate::axes::models_html(&mut b, r, &colors);
     crate::kind_html::kinds_html(&mut b, r, &colors, &mut ranked);
+    crate::hostile_view::hostile_html(&mut b, r, &colors, &mut ranked);
     crate::conformance_view::conformance_html(&mut b, r, &colors);
     servers(&mut b, r, &colors);
     environment(&mut b, r);
@@ -102,7 +103,7 @@ fn header(b: &mut String, r: &Report, title: &str, up: Option<&str>) {
         "<p class=\"meta\">{} · {} CPUs online · {} · Linux {} · server on CPUs {}, client on CPUs {}</p>\
          <nav><a href=\"#summary\">Summary</a><a href=\"#throughput\">Throughput</a>{}\
          <a href=\"#latency\">Latency</a><a href=\"#resources\">Server CPU and memory</a>\
-         <a href=\"#startup\">Start-up</a>{}\
+         <a href=\"#startup\">Start-up</a>{}{}\
          <a href=\"#servers\">Servers</a><a href=\"#environment\">Environment</a></nav></header>",
         esc(env["cpu_model"].as_str().unwrap_or("unknown CPU")),
         env["cpus_online"],
@@ -114,6 +115,11 @@ fn header(b: &mut String, r: &Report, title: &str, up: Option<&str>) {
             ""
         } else {
             "<a href=\"#protocols\">Protocols</a>"
+        },
+        if r.hostile.is_empty() {
+            ""
+        } else {
+            "<a href=\"#hostile\">Hostile clients</a>"
         },
         if r.conformance.is_empty() {
             ""

@@ -30,7 +30,7 @@ pub(crate) struct ScenarioInfo {
 }
 
 /// The kinds a suite can name, as they are spelled.
-const KINDS: [&str; 7] = [
+const KINDS: [&str; 8] = [
     "throughput",
     "idle",
     "storm",
@@ -38,6 +38,7 @@ const KINDS: [&str; 7] = [
     "rate-sweep",
     "fixed-rate",
     "pipelined",
+    "hostile",
 ];
 
 /// The run's scenarios by name, from its scenario records (empty for a run
@@ -313,6 +314,7 @@ pub(crate) fn facts_metrics(f: &Facts) -> Vec<(String, &'static str, f64)> {
             f64::from(s.requests_per_connection),
         )],
         Facts::Pipelined(p) => vec![("pipeline_depth".into(), "count", f64::from(p.depth))],
+        Facts::Hostile(h) => crate::hostile::metrics(h),
     }
 }
 

@@ -17,6 +17,8 @@ mod format;
 mod gate;
 mod gate_judge;
 mod gate_view;
+mod hostile;
+mod hostile_view;
 mod html;
 mod html_parts;
 mod kind_html;
@@ -72,6 +74,7 @@ pub use gate_judge::{
     NotJudged, NotJudgedReason, RowFloor, RowMoved,
 };
 pub use gate_view::{compare_json, gate_headline, write_gate_text};
+pub use hostile::{conformance_of, AttackCell, HostileRow, HostileTable};
 pub use html::write_html;
 pub use kind_idle::{IdleLevelRow, IdleRow};
 pub use kind_rate::{FixedRateRow, SweepRow, SweepStepRow};

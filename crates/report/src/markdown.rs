@@ -60,6 +60,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         crate::network::write_markdown(out, &p)?;
     }
     crate::kinds::write_markdown(out, &r.kinds)?;
+    crate::hostile_view::write_markdown(out, &r.hostile)?;
     crate::startup_view::write_markdown(out, &r.startup)?;
     crate::conformance_view::write_markdown(out, &r.conformance)?;
 

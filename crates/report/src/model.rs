@@ -52,6 +52,10 @@ pub struct Report {
     /// HTTP/1.1 ones (issue 32); left out of the JSON when the run has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub protocols: Vec<crate::protocols::ProtocolRow>,
+    /// Each hostile scenario's servers × attacks, ranked by resilience
+    /// (issue 33); left out of the JSON when the run has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hostile: Vec<crate::hostile::HostileTable>,
     /// Each server's HTTP/1.1 conformance score and failed cases (issue
     /// 33), best first; left out of the JSON when no server was probed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -455,6 +459,7 @@ pub fn build_report(run: &RunDetail) -> Report {
         repetitions,
         startup,
         protocols,
+        hostile: crate::hostile::hostile_tables(run),
         conformance: crate::conformance::conformance_rows(run),
     }
 }

@@ -50,6 +50,9 @@ pub(crate) enum Measure {
     ProtocolVsH1,
     /// gRPC's requests/s as a share of the server's own JSON over h2c.
     ProtocolVsH2c,
+    /// The good load's worst p99 beside an attack as a multiple of its
+    /// baseline (hostile.rs's rows), lower first.
+    HostileP99,
 }
 
 impl Measure {
@@ -72,7 +75,11 @@ impl Measure {
     fn has_leader(self) -> bool {
         !matches!(
             self,
-            Measure::Cpu | Measure::ShortKept | Measure::ProtocolVsH1 | Measure::ProtocolVsH2c
+            Measure::Cpu
+                | Measure::ShortKept
+                | Measure::ProtocolVsH1
+                | Measure::ProtocolVsH2c
+                | Measure::HostileP99
         )
     }
 
@@ -93,6 +100,7 @@ impl Measure {
             Measure::ShortKept => "short-lived",
             Measure::ProtocolVsH1 => "vs-h1",
             Measure::ProtocolVsH2c => "vs-h2c",
+            Measure::HostileP99 => "hostile-p99",
         }
     }
 
@@ -112,6 +120,7 @@ impl Measure {
             Measure::ShortKept => "share of its keep-alive requests/s",
             Measure::ProtocolVsH1 => "share of its HTTP/1.1 requests/s",
             Measure::ProtocolVsH2c => "share of its JSON-over-h2c requests/s",
+            Measure::HostileP99 => "worst p99 beside an attack, × its baseline (log scale)",
         }
     }
 
@@ -130,6 +139,7 @@ impl Measure {
             Measure::Throughput => "95% CI",
             Measure::StormConnect => "p50 to the slowest connect",
             Measure::ProtocolVsH1 | Measure::ProtocolVsH2c => "95% CI",
+            Measure::HostileP99 => "best to worst attack",
             _ => "repetitions",
         }
     }
@@ -317,12 +327,19 @@ pub(crate) fn rank(
         test: test.to_string(),
         connections,
         unit: measure.unit(),
-        log: matches!(measure, Measure::Latency | Measure::StormConnect),
+        log: matches!(
+            measure,
+            Measure::Latency | Measure::StormConnect | Measure::HostileP99
+        ),
         lower_first: measure.lower_first(),
         figure: measure.figure(),
         whisker: measure.whisker(),
         normalised: measure == Measure::Throughput && bars.iter().any(|b| b.raw.is_some()),
-        reference: matches!(measure, Measure::ProtocolVsH1 | Measure::ProtocolVsH2c).then_some(1.0),
+        reference: matches!(
+            measure,
+            Measure::ProtocolVsH1 | Measure::ProtocolVsH2c | Measure::HostileP99
+        )
+        .then_some(1.0),
         bars,
         models,
     })

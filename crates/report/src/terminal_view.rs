@@ -91,6 +91,10 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out)?;
         crate::kinds::write_markdown(out, &r.kinds)?;
     }
+    if !r.hostile.is_empty() {
+        writeln!(out)?;
+        crate::hostile_view::write_markdown(out, &r.hostile)?;
+    }
     if r.startup.process != crate::startup::ProcessMode::Fixed {
         writeln!(out)?;
         crate::startup_view::write_markdown(out, &r.startup)?;

@@ -71,7 +71,7 @@ fn warm_up() -> WarmUp {
 }
 
 /// The run's scenarios: (name, kind, connections), in the suite's order.
-const SCENARIOS: [(&str, &str, &[u32]); 8] = [
+const SCENARIOS: [(&str, &str, &[u32]); 9] = [
     ("blank", "throughput", &[10]),
     ("held", "idle", &[10, 100]),
     ("held-too", "idle", &[10, 100]),
@@ -80,6 +80,7 @@ const SCENARIOS: [(&str, &str, &[u32]); 8] = [
     ("sweep", "rate-sweep", &[10]),
     ("fixed", "fixed-rate", &[10]),
     ("piped", "pipelined", &[10]),
+    ("abuse", "hostile", &[10]),
 ];
 
 fn scenarios() -> Vec<ScenarioRecord> {
@@ -166,9 +167,19 @@ fn run() -> RunDetail {
             measurement("sweep", 10, Some(sweep), true),
             measurement("fixed", 10, Some(fixed), true),
             measurement("piped", 10, Some(piped), true),
+            measurement("abuse", 10, Some(hostile()), true),
         ],
         ..fixtures::run(1, "kinds")
     }
+}
+
+/// A hostile cell (issue 33): one attack that held, one that crashed the
+/// server.
+fn hostile() -> Facts {
+    let mut crash = fixtures::hostile_attack("malformed", 0.2, 40.0);
+    crash.crashed = Some("exit status: 3".into());
+    crash.recovery_s = None;
+    fixtures::hostile(vec![fixtures::hostile_attack("slowloris", 1.0, 1.1), crash])
 }
 
 #[test]
@@ -234,6 +245,18 @@ fn a_report_with_every_kind_matches_the_schema() {
     assert!(!v.is_valid(&bad));
     let mut bad = json.clone();
     bad["cells"][0]["tier"] = 0.into();
+    assert!(!v.is_valid(&bad));
+
+    // Issue 33: the hostile table, and a cell field it does not know refused.
+    let hostile = &json["hostile"][0];
+    assert_eq!(
+        hostile["attacks"],
+        serde_json::json!(["slowloris", "malformed"])
+    );
+    assert_eq!(hostile["rows"][0]["broken"], 1);
+    assert_eq!(hostile["rows"][0]["conformance"], Value::Null);
+    let mut bad = json.clone();
+    bad["hostile"][0]["rows"][0]["cells"][0]["surprise"] = serde_json::json!(1);
     assert!(!v.is_valid(&bad));
 
     // A row of a kind the schema does not know is refused.

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use netbench_engine::{LoadResult, Url};
 
-use crate::kinds::{self, Carrier, Measure, Outcome, Traffic};
+use crate::kinds::hostile_run::{measure_hostile, HostileIn, ServerSlot};
+use crate::kinds::{self, Carrier, Kind, Measure, Outcome, Traffic};
 use crate::listeners::{wait_accepting, Listeners};
 use crate::loopback_probe;
 use crate::netns::{Namespace, NetPlacement, NetworkPath};
@@ -51,6 +52,9 @@ pub struct CellEnv<'a> {
     /// An updates cell changed the World table since it was last put back
     /// to its seeded values: the next queries cell puts it back first.
     pub world_changed: std::sync::atomic::AtomicBool,
+    /// The program whose `attack` subcommand a hostile cell starts
+    /// (netbench itself); None fails hostile cells.
+    pub attacker: Option<&'a std::path::Path>,
 }
 
 /// How a cell ended.
@@ -272,12 +276,7 @@ pub fn measure_in(
     if env.cancel.load(Ordering::Relaxed) {
         return CellOutcome::Interrupted;
     }
-    let url = Url {
-        tls: carrier.tls.is_some(),
-        host: netbench_engine::Host::Ip(addr.ip()),
-        port: addr.port(),
-        path: "/".to_string(),
-    };
+    let url = url_at(addr, carrier.tls.is_some());
     // The machine-speed controls: the same fixed work on the server's and
     // the client's CPUs (this thread is pinned to the client's), and the
     // same exchange over loopback between them, before and after the cell.
@@ -317,19 +316,37 @@ pub fn measure_in(
             }
             false
         });
-        let outcome = warm_then_measure(
-            scenario,
-            key.connections,
-            &measure,
-            warm,
-            WarmStart {
-                fresh: fresh.then_some(ready),
-                since_start: spawned.elapsed(),
-                first_round: key.repetition == 1,
-                jit,
-                warm_min,
-            },
-        );
+        let outcome = match &scenario.kind {
+            Kind::Hostile(plan) => {
+                let tls = url.tls;
+                let traffic = |a: SocketAddr| requests(&url_at(a, tls));
+                let h = HostileIn {
+                    plan,
+                    base: kinds::base_plan(scenario, key.connections, &measure),
+                    attacker: env.attacker,
+                    jit,
+                    traffic: &traffic,
+                };
+                let mut slot = CellServer {
+                    server: &mut *server,
+                    ready_within: env.ready_within,
+                };
+                measure_hostile(&h, &measure, &mut slot).map(|m| (Outcome::Done(Box::new(m)), None))
+            }
+            _ => warm_then_measure(
+                scenario,
+                key.connections,
+                &measure,
+                warm,
+                WarmStart {
+                    fresh: fresh.then_some(ready),
+                    since_start: spawned.elapsed(),
+                    first_round: key.repetition == 1,
+                    jit,
+                    warm_min,
+                },
+            ),
+        };
         done.store(true, Ordering::Relaxed);
         timed_out = watchdog.join().unwrap_or(false);
         outcome
@@ -367,6 +384,8 @@ pub fn measure_in(
             return failed(key, why, started, at);
         }
     };
+    // A hostile cell's crashes are its findings, in its facts.
+    let crashed = crashed.filter(|_| !matches!(scenario.kind, Kind::Hostile(_)));
     if let Some(status) = crashed {
         let why = format!(
             "the server exited during the measurement ({status}); its last output:\n{}",
@@ -422,6 +441,39 @@ pub fn measure_in(
         record,
         result: measured.result,
     }))
+}
+
+/// The URL of a server at `addr`, which its requests are made for.
+fn url_at(addr: SocketAddr, tls: bool) -> Url {
+    Url {
+        tls,
+        host: netbench_engine::Host::Ip(addr.ip()),
+        port: addr.port(),
+        path: "/".to_string(),
+    }
+}
+
+/// A hostile cell's hold on its server: a crash restarts it.
+struct CellServer<'s> {
+    server: &'s mut RunningServer,
+    ready_within: Duration,
+}
+
+impl ServerSlot for CellServer<'_> {
+    fn addr(&self) -> SocketAddr {
+        self.server.addr
+    }
+    fn pgid(&self) -> i32 {
+        self.server.pid()
+    }
+    fn exited(&mut self) -> Option<String> {
+        self.server.exited()
+    }
+    fn restart(&mut self) -> Result<(), String> {
+        self.server
+            .restart(self.ready_within)
+            .map_err(|e| format!("the server could not be started again after an attack: {e}"))
+    }
 }
 
 /// Where a cell's warm phase starts from.

@@ -57,6 +57,10 @@ pub struct RunRequest {
     pub cancel: Arc<AtomicBool>,
     /// How long a fresh server may take to answer its first request.
     pub ready_within: Duration,
+    /// The program whose `attack` subcommand the hostile kind starts as
+    /// its attackers: netbench itself (`current_exe`); None fails hostile
+    /// cells with that reason.
+    pub attacker: Option<PathBuf>,
 }
 
 /// What happens, for a progress display. The runner never prints.
@@ -697,6 +701,7 @@ pub fn run_suite(
                 .iter()
                 .any(|s| s.endpoint == Endpoint::Updates),
         ),
+        attacker: req.attacker.as_deref(),
     };
     let began = Instant::now();
     let mut index = done.len();

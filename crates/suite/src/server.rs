@@ -423,6 +423,8 @@ pub struct RunningServer {
     /// The server's processes, in its group or out of it.
     tree: Tree,
     log: PathBuf,
+    /// How it was started, for [`RunningServer::restart`].
+    started_as: (PathBuf, ServerManifest, StartSpec),
 }
 
 /// Starts the manifest's run command in `dir` with HOST and PORT set, in a
@@ -490,6 +492,7 @@ pub fn start(
         guard,
         tree,
         log,
+        started_as: (dir.to_path_buf(), m.clone(), spec.clone()),
     })
 }
 
@@ -555,6 +558,25 @@ impl RunningServer {
         found.sort();
         found.dedup();
         found
+    }
+
+    /// Stops what is left of this process's tree and starts the same
+    /// command again, on a fresh port of the same address (the old one may
+    /// still be held by its connections), ready within `ready_within`: the
+    /// hostile kind's server after an attack crashed it.
+    pub fn restart(&mut self, ready_within: Duration) -> Result<(), StartError> {
+        self.stop(Duration::from_secs(2));
+        let (dir, m, mut spec) = self.started_as.clone();
+        let port = free_port().map_err(|source| StartError::Spawn {
+            name: m.name.clone(),
+            source,
+        })?;
+        spec.addr = SocketAddr::new(spec.addr.ip(), port);
+        let mut fresh = start(&dir, &m, &spec)?;
+        fresh.wait_ready(ready_within)?;
+        // The old one, already stopped, goes with its log.
+        drop(std::mem::replace(self, fresh));
+        Ok(())
     }
 
     /// How the server ended, if it already has.

@@ -353,6 +353,19 @@ struct RawScenario {
     rate: Option<f64>,
     #[serde(default)]
     pipeline: Option<u32>,
+    // kind = "hostile"'s fields (crates/suite/src/kinds/hostile.rs).
+    #[serde(default)]
+    attacks: Option<Vec<String>>,
+    #[serde(default)]
+    attack_connections: Option<u32>,
+    #[serde(default)]
+    attack_for: Option<String>,
+    #[serde(default)]
+    after: Option<String>,
+    #[serde(default)]
+    window: Option<String>,
+    #[serde(default)]
+    jit_warmup: Option<String>,
     // Network placement (crates/suite/src/netns.rs).
     #[serde(default)]
     placement: Option<String>,
@@ -504,6 +517,14 @@ impl Suite {
                 slo_p99: s.slo_p99.clone(),
                 rate: s.rate,
                 pipeline: s.pipeline,
+                hostile: crate::kinds::hostile::RawHostile {
+                    attacks: s.attacks.clone(),
+                    attack_connections: s.attack_connections,
+                    attack_for: s.attack_for.clone(),
+                    after: s.after.clone(),
+                    window: s.window.clone(),
+                    jit_warmup: s.jit_warmup.clone(),
+                },
             }
             .resolve(|field, v| {
                 parse_duration(v).map_err(|e| format!("`{field} = \"{v}\"` is not a duration: {e}"))
@@ -528,6 +549,12 @@ impl Suite {
             }
             let (protocol, streams, tls_resume) = protocol_of(s, &kind).map_err(|m| ctx(&m))?;
             let (placement, bandwidth) = network(s).map_err(|m| ctx(&m))?;
+            if matches!(kind, Kind::Hostile(_)) && placement != NetPlacement::Loopback {
+                return Err(ctx(
+                    "kind = \"hostile\" runs on loopback (`netbench attack` attacks loopback \
+                     addresses only); drop `placement`",
+                ));
+            }
             scenarios.push(Scenario {
                 name: s.name.clone(),
                 endpoint: s.endpoint,

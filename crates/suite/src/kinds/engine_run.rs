@@ -22,6 +22,7 @@ use crate::warm::WarmIn;
 
 /// What a kind's measurement is given: the running server and the client's
 /// share of the machine.
+#[derive(Clone)]
 pub struct Measure<'a> {
     pub addr: SocketAddr,
     /// The server's process group, whose CPU time is read.

@@ -1,10 +1,14 @@
 //! Scenario kinds beyond closed-loop throughput: what a suite file says of
 //! each (`kind = "idle"` and its fields), how long a cell of it takes, and
 //! how its cell is measured. One module per kind that needs more than a
-//! plan tweak: idle.rs, storm.rs, sweep.rs (rate-sweep and fixed-rate).
+//! plan tweak: idle.rs, storm.rs, sweep.rs (rate-sweep and fixed-rate),
+//! hostile.rs with hostile_run.rs and attacker.rs (issue 33).
 
+mod attacker;
 mod engine_run;
 pub use netbench_records::facts;
+pub mod hostile;
+pub mod hostile_run;
 mod idle;
 mod storm;
 mod sweep;
@@ -48,6 +52,9 @@ pub enum Kind {
     FixedRate { rate: f64 },
     /// HTTP/1.1 pipelining, a reference figure only.
     Pipelined { depth: u32 },
+    /// A good load at a fixed rate alone, beside each attack, and after
+    /// (issue 33; `hostile.rs`).
+    Hostile(Box<hostile::HostilePlan>),
 }
 
 /// The suite-file fields of the kinds, as written.
@@ -61,11 +68,14 @@ pub(crate) struct RawKind {
     pub slo_p99: Option<String>,
     pub rate: Option<f64>,
     pub pipeline: Option<u32>,
+    /// Filled by the suite's parser from its own fields.
+    #[serde(skip)]
+    pub hostile: hostile::RawHostile,
 }
 
 /// The kinds' names as suite files spell them.
 pub const KIND_NAMES: &str =
-    "throughput, idle, storm, short-lived, rate-sweep, fixed-rate, pipelined";
+    "throughput, idle, storm, short-lived, rate-sweep, fixed-rate, pipelined, hostile";
 
 /// Rate-sweep steps when the suite names none: 10% to 110% of the peak.
 pub const DEFAULT_STEPS: [f64; 7] = [0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1];
@@ -96,7 +106,12 @@ impl RawKind {
                 ("rate", self.rate.is_some()),
                 ("pipeline", self.pipeline.is_some()),
             ];
-            match given.iter().find(|(f, set)| *set && !allowed.contains(f)) {
+            let hostile = self.hostile.given();
+            match given
+                .iter()
+                .chain(hostile.iter())
+                .find(|(f, set)| *set && !allowed.contains(f))
+            {
                 Some((f, _)) => Err(format!("`{f}` does not go with kind = \"{name}\"")),
                 None => Ok(()),
             }
@@ -177,6 +192,16 @@ impl RawKind {
                     _ => return Err("`pipeline` must be between 2 and 1024".into()),
                 }
             }
+            "hostile" => {
+                let mut fields = vec!["rate"];
+                fields.extend(hostile::HOSTILE_FIELDS);
+                only(&fields)?;
+                Kind::Hostile(Box::new(hostile::resolve(
+                    self.rate,
+                    &self.hostile,
+                    &parse,
+                )?))
+            }
             other => {
                 return Err(format!(
                     "unknown kind `{other}`; the kinds are {KIND_NAMES}"
@@ -197,6 +222,7 @@ impl Kind {
             Kind::RateSweep { .. } => "rate-sweep",
             Kind::FixedRate { .. } => "fixed-rate",
             Kind::Pipelined { .. } => "pipelined",
+            Kind::Hostile(_) => "hostile",
         }
     }
 
@@ -234,6 +260,7 @@ impl Kind {
             // The peak, then each step; fixed-rate runs a second time only
             // for servers slower than its rate.
             Kind::RateSweep { steps, .. } => per_run * (steps.len() as u32 + 1),
+            Kind::Hostile(h) => h.cell_time(per_run),
             _ => per_run,
         }
     }
@@ -354,6 +381,9 @@ pub fn measure_cell_warm(
         Kind::FixedRate { rate } => {
             unwarmed(sweep::measure_fixed_rate(&plan, *rate, m).map(|x| Outcome::Done(Box::new(x))))
         }
+        // A hostile cell needs its server's handle (a crash restarts it):
+        // the cell runs it through `hostile_run::measure_hostile`.
+        Kind::Hostile(_) => Err("a hostile cell is measured by the cell itself".into()),
         Kind::Idle { hold, heartbeat } => {
             let (measured, result) = idle::measure_idle(
                 &scenario.connections,

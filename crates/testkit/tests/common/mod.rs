@@ -83,6 +83,7 @@ pub fn request(suite: &str, servers: PathBuf, work: &Path) -> RunRequest {
         settle: netbench_report::stats::settled,
         cancel: Arc::new(AtomicBool::new(false)),
         ready_within: Duration::from_secs(3),
+        attacker: None,
     }
 }
 
