@@ -157,7 +157,7 @@ pub fn write_pieces(
         if end.reached() {
             return Err(Broke::End);
         }
-        let upto = (at + piece.max(1)).min(buf.len());
+        let upto = at.saturating_add(piece.max(1)).min(buf.len());
         match stream.write(&buf[at..upto]) {
             Ok(0) => return Err(Broke::Closed),
             Ok(n) => {
@@ -324,6 +324,34 @@ mod tests {
         assert_eq!(status_of_line(b"HTTP/1.1 4"), 0);
         assert_eq!(status_of_line(b"garbage here"), 0);
         assert_eq!(status_of_line(b""), 0);
+    }
+
+    /// A whole request in one piece (`usize::MAX`) that the socket takes
+    /// in parts: the second write starts where the first stopped (the
+    /// piece's end once overflowed, and the attacker panicked).
+    #[test]
+    fn a_request_the_socket_takes_in_parts_goes_whole() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            // Slow enough that writes time out part-way.
+            std::thread::sleep(Duration::from_millis(300));
+            let mut all = Vec::new();
+            std::io::Read::read_to_end(&mut s, &mut all).unwrap();
+            all.len()
+        });
+        let mut stream = TcpStream::connect(addr).unwrap();
+        let stop = AtomicBool::new(false);
+        let end = End {
+            deadline: Instant::now() + Duration::from_secs(30),
+            stop: &stop,
+        };
+        let tally = Tally::default();
+        let buf = vec![b'x'; 16 << 20];
+        assert!(write_pieces(&mut stream, &buf, usize::MAX, Duration::ZERO, &end, &tally).is_ok());
+        drop(stream);
+        assert_eq!(reader.join().unwrap(), buf.len());
     }
 
     #[test]

@@ -488,10 +488,9 @@ fn prepare(
         options.database_url = backends.postgres.as_ref().map(PrivatePostgres::url);
     }
     ask_for_offers(&mut options, &t.manifest);
-    // The HTTP/1.1 conformance probes: a score kept in servers.verify, not
-    // a reason to leave a server out (well under a second for a server
-    // that passes; a failing case waits at most CASE_TIMEOUT).
-    options.conformance = true;
+    // The HTTP/1.1 conformance probes where the suite asks: a score kept in
+    // servers.verify, not a reason to leave a server out.
+    options.conformance = req.suite.conformance;
     ask_for_listeners(
         &mut options,
         &t.manifest,

@@ -231,6 +231,12 @@ pub struct Suite {
     /// The client's I/O backend for every cell: `io = "epoll"` or
     /// `"io_uring"` pins one; `"auto"` (the default) is the cheapest.
     pub io: IoBackend,
+    /// `conformance = true`: verify also runs the HTTP/1.1 conformance
+    /// probes on each server (a score kept in servers.verify, never a
+    /// reason to leave a server out). Off by default: a server that holds
+    /// connections open on bad requests spends a case's timeout on each,
+    /// up to about 10 s a server, which the main job has no room for.
+    pub conformance: bool,
     /// The suite file's text, stored with every run.
     pub source: String,
 }
@@ -284,6 +290,8 @@ struct RawSuite {
     warmup: Option<crate::warm::RawWarm>,
     #[serde(default)]
     io: Option<String>,
+    #[serde(default)]
+    conformance: bool,
     scenarios: Vec<RawScenario>,
 }
 
@@ -631,6 +639,7 @@ impl Suite {
                 t => t,
             },
             warm: raw.warmup.unwrap_or_default().resolve().map_err(invalid)?,
+            conformance: raw.conformance,
             io: match raw.io.as_deref() {
                 None | Some("auto") => IoBackend::CHEAPEST,
                 Some("epoll") => IoBackend::Epoll,
