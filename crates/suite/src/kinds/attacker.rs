@@ -2,10 +2,14 @@
 //! process apart from the good load, on the client's CPUs, in a process
 //! group of its own watched by the same guard as a server (so it dies with
 //! netbench however netbench ends), bounded by its own deadline and killed
-//! at ours; its one JSON object read back.
+//! at ours; its one JSON object read back. It runs under SCHED_IDLE: on
+//! the client's CPUs it takes only the time the good load's client leaves,
+//! so the good load's latency is the server's answer to the attack and not
+//! its own client queued behind the attacker's threads.
 
 use std::io::Read;
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
@@ -69,6 +73,18 @@ impl Attacker {
         let own = crate::placement::allowed_cpus();
         let cpus = cpus.unwrap_or(&own);
         in_own_group(&mut cmd, (!cpus.is_empty()).then_some(cpus));
+        // SAFETY: between fork and exec only sched_setscheduler, a system
+        // call; any process may lower itself to SCHED_IDLE, and the
+        // attacker's threads inherit it.
+        unsafe {
+            cmd.pre_exec(|| {
+                let param = libc::sched_param { sched_priority: 0 };
+                if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         // The guard first, as for a server: a netbench killed between the
         // spawn and the guard would leave the attacker running.
         let mut guard = spawn_guard(None, None, Cleanup::Nothing);
@@ -266,6 +282,26 @@ mod tests {
                 (pgrp == pgid && state != "Z" && state != "X").then_some(pid)
             })
             .collect()
+    }
+
+    #[test]
+    fn an_attacker_runs_under_sched_idle() {
+        let dir = std::env::temp_dir().join(format!("netbench-idle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("attacker.sh");
+        // Field 41 of /proc/<pid>/stat is the scheduling policy (5: SCHED_IDLE).
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nset -- $(cat /proc/$$/stat)\nshift 40\necho \"{\\\"policy\\\": $1}\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let a = Attacker::start(&script, "slowloris", addr, 1, Duration::ZERO, None).unwrap();
+        let report = a.finish().unwrap();
+        assert_eq!(report["policy"], libc::SCHED_IDLE, "{report}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
