@@ -298,7 +298,11 @@ mod tests {
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
-        let a = Attacker::start(&script, "slowloris", addr, 1, Duration::ZERO, None).unwrap();
+        // A long deadline: finish returns when the script exits, and a
+        // SCHED_IDLE script on a machine busy on every CPU may take a while
+        // to get its few milliseconds.
+        let length = Duration::from_secs(30);
+        let a = Attacker::start(&script, "slowloris", addr, 1, length, None).unwrap();
         let report = a.finish().unwrap();
         assert_eq!(report["policy"], libc::SCHED_IDLE, "{report}");
         let _ = std::fs::remove_dir_all(&dir);
