@@ -116,7 +116,8 @@ fn own_cpu_s() -> f64 {
     secs(u.ru_utime) + secs(u.ru_stime)
 }
 
-/// CPU seconds of the process groups `pgids` so far (0 for a group gone).
+/// CPU seconds of the process groups `pgids` and their descendants so far
+/// (0 for a group gone).
 fn group_cpu_s(pgids: &[i32]) -> f64 {
     pgids
         .iter()

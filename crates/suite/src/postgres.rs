@@ -210,8 +210,9 @@ impl PrivatePostgres {
             .stdout(log)
             .stderr(log_err);
         as_user(&mut cmd, user);
-        // The group lets the guard and stop() reach every backend the
-        // postmaster forks.
+        // The group lets the guard and stop() reach the postmaster. Its
+        // children start sessions of their own (setsid), so they are found
+        // as its descendants (the sampler's members) and end when it does.
         in_own_group(&mut cmd, cpus);
         let child = cmd.spawn().map_err(|e| PgError::Step {
             step: "starting postgres",

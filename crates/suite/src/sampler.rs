@@ -1,11 +1,11 @@
 //! Resource use of a server's whole process tree, sampled from /proc while a
 //! load runs: CPU time, memory, threads and context switches of every process
-//! in the server's process group.
+//! in the server's process group and every descendant of those.
 //!
 //! The server runs as the leader of its own process group (see
 //! `server::start`), and the processes it forks (nginx workers, a Node
-//! cluster, gunicorn workers) stay in that group, so the group is the unit
-//! that is measured.
+//! cluster, gunicorn workers) stay in that group; a descendant that starts
+//! its own session (PostgreSQL's backends do) is found by its parent.
 
 use std::fs;
 use std::io;
@@ -29,7 +29,8 @@ pub const MAX_SAMPLES: usize = 36_000;
 /// process on the machine.
 const MIN_EVERY: Duration = Duration::from_millis(1);
 
-/// Samples every process whose process group is `pgid`.
+/// Samples every process whose process group is `pgid`, and every
+/// descendant of those that left the group (a new session).
 ///
 /// A process that exits while it is being read is left out, not an error,
 /// and a group that no longer exists gives a sample with `processes == 0`
@@ -56,8 +57,16 @@ pub fn sample_group(pgid: i32) -> io::Result<Sample> {
     let page = page_size();
     let mut sum = Sample::default();
     let (mut user_ticks, mut sys_ticks) = (0u64, 0u64);
-    for pid in pids()? {
-        let Some(p) = read_process(pid, pgid, page) else {
+    // The stat file alone decides membership, so processes outside the
+    // group cost one small read.
+    let all: Vec<(u32, Stat)> = pids()?
+        .filter_map(|pid| {
+            let stat = parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+            Some((pid, stat))
+        })
+        .collect();
+    for (pid, stat) in members(pgid, &all) {
+        let Some(p) = read_process(pid, stat, page) else {
             continue;
         };
         user_ticks += p.stat.utime + p.stat.cutime;
@@ -87,15 +96,38 @@ struct Process {
     involuntary_ctxt: u64,
 }
 
-/// Reads one process if it is in group `pgid`; None when it is not, or when
-/// it vanished between two reads (a partial process is not counted).
-fn read_process(pid: u32, pgid: i32, page: u64) -> Option<Process> {
-    // The stat file alone decides membership, so processes outside the group
-    // cost one small read.
-    let stat = parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
-    if stat.pgrp != pgid {
-        return None;
+/// The processes of group `pgid` and every descendant of them, wherever it
+/// went: a process that starts its own session leaves the group but not
+/// the tree (each PostgreSQL backend calls setsid, so the postmaster's
+/// group alone misses the backends that do the database's work).
+fn members(pgid: i32, all: &[(u32, Stat)]) -> Vec<(u32, Stat)> {
+    let mut inside: std::collections::HashSet<u32> = all
+        .iter()
+        .filter(|(_, s)| s.pgrp == pgid)
+        .map(|&(pid, _)| pid)
+        .collect();
+    // A parent may come after its child in /proc's order: go round until
+    // nothing is added (as deep as the tree, a few rounds).
+    loop {
+        let before = inside.len();
+        for &(pid, s) in all {
+            if !inside.contains(&pid) && inside.contains(&s.ppid) {
+                inside.insert(pid);
+            }
+        }
+        if inside.len() == before {
+            break;
+        }
     }
+    all.iter()
+        .filter(|(pid, _)| inside.contains(pid))
+        .copied()
+        .collect()
+}
+
+/// Reads the rest of one member process; None when it vanished between two
+/// reads (a partial process is not counted).
+fn read_process(pid: u32, stat: Stat, page: u64) -> Option<Process> {
     let (voluntary_ctxt, involuntary_ctxt) =
         parse_status(&fs::read_to_string(format!("/proc/{pid}/status")).ok()?);
     // smaps_rollup walks the process's page tables under its mmap lock: the
@@ -132,6 +164,7 @@ pub(crate) fn process_group(pid: u32) -> Option<i32> {
 /// The fields of /proc/<pid>/stat that a sample uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Stat {
+    ppid: u32,
     pgrp: i32,
     utime: u64,
     stime: u64,
@@ -152,6 +185,7 @@ fn parse_stat(line: &str) -> Option<Stat> {
     // cutime and cstime are signed in the kernel's format; never negative.
     let signed = |k: usize| Some(field(k)?.parse::<i64>().ok()?.max(0) as u64);
     Some(Stat {
+        ppid: field(4)?.parse().ok()?,
         pgrp: field(5)?.parse().ok()?,
         utime: num(14)?,
         stime: num(15)?,
@@ -445,6 +479,7 @@ mod tests {
     #[test]
     fn parses_stat_whatever_the_command_name() {
         let want = Stat {
+            ppid: 1,
             pgrp: 123,
             utime: 7,
             stime: 8,
@@ -457,6 +492,41 @@ mod tests {
         }
         assert_eq!(parse_stat("123 (cut) S 1 123"), None);
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn members_are_the_group_and_every_descendant_that_left_it() {
+        let proc = |ppid: u32, pgrp: i32| Stat {
+            ppid,
+            pgrp,
+            utime: 0,
+            stime: 0,
+            cutime: 0,
+            cstime: 0,
+            num_threads: 1,
+        };
+        // 50 leads group 50; 51 is its worker; 60 is a backend that called
+        // setsid (its own group), 61 a child of that backend; 62 is listed
+        // before its parent 63, which left the group from 51; 70 and 71 are
+        // strangers, 71 in a group of its own under init.
+        let all = [
+            (62, proc(63, 62)),
+            (50, proc(1, 50)),
+            (51, proc(50, 50)),
+            (60, proc(50, 60)),
+            (61, proc(60, 60)),
+            (63, proc(51, 63)),
+            (70, proc(1, 70)),
+            (71, proc(1, 71)),
+        ];
+        let mut got: Vec<u32> = members(50, &all).iter().map(|&(p, _)| p).collect();
+        got.sort_unstable();
+        assert_eq!(got, [50, 51, 60, 61, 62, 63]);
+        // A group whose leader is gone still finds its members' children.
+        let orphaned = [(51, proc(1, 50)), (60, proc(51, 60)), (70, proc(1, 70))];
+        let got: Vec<u32> = members(50, &orphaned).iter().map(|&(p, _)| p).collect();
+        assert_eq!(got, [51, 60]);
+        assert!(members(99, &all).is_empty());
     }
 
     #[test]
@@ -506,6 +576,26 @@ mod tests {
             group.sample_until(|_| fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep"));
         assert_eq!(s.processes, 1, "{s:?}");
         assert!(s.cpu_user_s + s.cpu_sys_s >= 0.02, "{s:?}");
+    }
+
+    #[test]
+    fn counts_a_child_that_started_its_own_session() {
+        // As a PostgreSQL backend does: the child leaves the group (setsid)
+        // and stays the leader's child.
+        let file = std::env::temp_dir().join(format!("netbench-setsid-{}", std::process::id()));
+        let group = Group::spawn(&format!(
+            "setsid sleep 30 & echo $! > {}; exec sleep 31",
+            file.display()
+        ));
+        let written = || fs::read_to_string(&file).is_ok_and(|t| t.ends_with('\n'));
+        let s = group.sample_until(|s| s.processes == 2 && written());
+        let child: i32 = fs::read_to_string(&file).unwrap().trim().parse().unwrap();
+        let child_group = process_group(child as u32);
+        // SAFETY: kill with a pid this test started.
+        unsafe { libc::kill(child, libc::SIGKILL) };
+        let _ = fs::remove_file(&file);
+        assert_eq!(s.processes, 2, "{s:?}");
+        assert_eq!(child_group, Some(child), "the child leads its own group");
     }
 
     #[test]
