@@ -24,7 +24,7 @@ pub use digest::{decode, sha256_hex, Coding, DecodeError, MAX_DECODED};
 pub use generator::{WorkCase, WorkGenerator, DEFAULT_DATES};
 pub use requests::{
     blank_request, echo_request, static_request, upload_requests, work_br_requests,
-    work_gzip_requests, work_requests, UPLOAD_SIZES,
+    work_browser_requests, work_gzip_requests, work_requests, BROWSER_HEADERS, UPLOAD_SIZES,
 };
 pub use rng::SplitMix64;
 pub use static_files::{static_bytes, static_file, write_static_files, StaticFile, STATIC_FILES};

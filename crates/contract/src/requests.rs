@@ -97,7 +97,7 @@ pub fn echo_request(url: &Url, keepalive: bool) -> RequestTemplate {
 
 /// `POST /work` for each case, each answer checked against its own.
 pub fn work_requests(url: &Url, keepalive: bool, cases: Vec<WorkCase>) -> Vec<RequestTemplate> {
-    work_templates(url, keepalive, cases, Coding::Any)
+    work_templates(url, keepalive, cases, Coding::Any, &[])
 }
 
 /// `POST /work` for each case asking for gzip (the optional `json-comp`
@@ -107,14 +107,59 @@ pub fn work_gzip_requests(
     keepalive: bool,
     cases: Vec<WorkCase>,
 ) -> Vec<RequestTemplate> {
-    work_templates(url, keepalive, cases, Coding::Gzip)
+    work_templates(url, keepalive, cases, Coding::Gzip, &[])
 }
 
 /// `POST /work` for each case allowing brotli and gzip: a server with
 /// brotli may answer either, one without it gzip; each answer must come
 /// coded and decode to its own answer (bytes per answer show which won).
 pub fn work_br_requests(url: &Url, keepalive: bool, cases: Vec<WorkCase>) -> Vec<RequestTemplate> {
-    work_templates(url, keepalive, cases, Coding::GzipOrBrotli)
+    work_templates(url, keepalive, cases, Coding::GzipOrBrotli, &[])
+}
+
+/// The header fields a browser's `fetch()` of a JSON API sends beside the
+/// request's own Host, Content-Type and Content-Length (a desktop
+/// browser's, client hints left out): 16 fields, 641 bytes. Seed
+/// 000's header-parsing question needs requests that carry as many fields
+/// as real traffic, or a server that stores every field and one that keeps
+/// only what it needs cannot differ. `Accept-Encoding: identity` keeps the
+/// answer plain, so the work is the same as `work`'s.
+pub const BROWSER_HEADERS: [(&str, &str); 16] = [
+    (
+        "User-Agent",
+        "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
+    ),
+    ("Accept", "application/json, text/plain, */*"),
+    ("Accept-Language", "en-GB,en;q=0.8,de;q=0.5,fr;q=0.3"),
+    ("Accept-Encoding", "identity"),
+    (
+        "Referer",
+        "https://shop.example/checkout/cart?step=2&currency=EUR",
+    ),
+    ("Origin", "https://shop.example"),
+    (
+        "Cookie",
+        "session=9f3c2a7b1e4d4c6f8a0b2d4e6f8a0c1e; theme=dark; consent=analytics%2Cads; cart=7c1d",
+    ),
+    ("Cache-Control", "no-cache"),
+    ("Pragma", "no-cache"),
+    ("DNT", "1"),
+    ("Sec-Fetch-Dest", "empty"),
+    ("Sec-Fetch-Mode", "cors"),
+    ("Sec-Fetch-Site", "same-origin"),
+    ("X-Request-Id", "5f0c2a9e-1b7d-4c3e-9a8f-0d6e4b2c1a90"),
+    ("X-Forwarded-For", "203.0.113.7, 10.0.0.1"),
+    ("X-Forwarded-Proto", "https"),
+];
+
+/// `POST /work` for each case carrying [`BROWSER_HEADERS`], each answer
+/// checked against its own: `work` with a browser's header block.
+pub fn work_browser_requests(
+    url: &Url,
+    keepalive: bool,
+    cases: Vec<WorkCase>,
+) -> Vec<RequestTemplate> {
+    work_templates(url, keepalive, cases, Coding::Any, &BROWSER_HEADERS)
 }
 
 fn work_templates(
@@ -122,12 +167,14 @@ fn work_templates(
     keepalive: bool,
     cases: Vec<WorkCase>,
     coding: Coding,
+    fields: &[(&str, &str)],
 ) -> Vec<RequestTemplate> {
     let asked: &[(&str, &str)] = match coding {
         Coding::Gzip => &[("Accept-Encoding", "gzip")],
         Coding::GzipOrBrotli => &[("Accept-Encoding", "br, gzip")],
         Coding::Any => &[],
     };
+    let extra: Vec<(&str, &str)> = asked.iter().chain(fields).copied().collect();
     cases
         .into_iter()
         .map(|c| {
@@ -137,7 +184,7 @@ fn work_templates(
                 body: BodyExpect::json(c.expected),
                 coding,
             };
-            template_with(url, "POST", "/work", &c.body, keepalive, expect, asked)
+            template_with(url, "POST", "/work", &c.body, keepalive, expect, &extra)
         })
         .collect()
 }
@@ -230,6 +277,42 @@ mod tests {
         let text = String::from_utf8_lossy(&gz[0].bytes);
         assert!(text.contains("Accept-Encoding: gzip\r\n"), "{text}");
         assert_eq!(gz[0].expect.coding, Coding::Gzip);
+    }
+
+    #[test]
+    fn browser_work_requests_carry_every_browser_field_and_the_work_body() {
+        let url = parse_url("http://127.0.0.1:8080/").unwrap();
+        let cases = WorkGenerator::new(3, 3).cases(2);
+        let plain = work_requests(&url, true, cases.clone());
+        let browser = work_browser_requests(&url, true, cases);
+        let text = String::from_utf8_lossy(&browser[1].bytes);
+        let head = text.split("\r\n\r\n").next().unwrap();
+        for (name, value) in BROWSER_HEADERS {
+            assert_eq!(
+                head.matches(&format!("\r\n{name}: {value}")).count(),
+                1,
+                "{name} once in {head}"
+            );
+        }
+        // Host, Content-Type, Content-Length and the 16.
+        assert_eq!(
+            head.lines().count() - 1,
+            3 + BROWSER_HEADERS.len(),
+            "{head}"
+        );
+        // The same body and the same plain answer expected as `work`'s.
+        assert!(browser[1]
+            .bytes
+            .ends_with(&plain[1].bytes[plain[1].bytes.len() - 40..]));
+        assert_eq!(
+            format!("{:?}", browser[1].expect),
+            format!("{:?}", plain[1].expect)
+        );
+        let fields: usize = BROWSER_HEADERS
+            .iter()
+            .map(|(n, v)| n.len() + v.len() + 4)
+            .sum();
+        assert_eq!(fields, 641, "the size the docs give");
     }
 
     #[test]

@@ -210,6 +210,11 @@ fn requests_of(
             keepalive,
             WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
         ),
+        Endpoint::WorkBrowser => netbench_contract::work_browser_requests(
+            url,
+            keepalive,
+            WorkGenerator::new(seed, DEFAULT_DATES).cases(work_docs),
+        ),
         Endpoint::Db => db::db_requests(url, keepalive, &db::random_ids(seed, DB_IDS, db::ROWS)),
         Endpoint::DbList => {
             let last_full = db::ROWS - db::DEFAULT_COUNT as i32 + 1;

@@ -66,6 +66,10 @@ pub enum Endpoint {
     /// for 20 gzip pages, each checked, then ended by a logout (the
     /// optional `app` part).
     App,
+    /// `work` with a browser's 16 further header fields in every request
+    /// (`netbench_contract::BROWSER_HEADERS`): what parsing every field
+    /// costs a server against parsing only those it needs.
+    WorkBrowser,
 }
 
 impl Endpoint {
@@ -86,6 +90,7 @@ impl Endpoint {
             Endpoint::Queries => "queries",
             Endpoint::Updates => "updates",
             Endpoint::App => "app",
+            Endpoint::WorkBrowser => "work-browser",
         }
     }
 
@@ -93,7 +98,7 @@ impl Endpoint {
     pub fn needs(self) -> Option<crate::manifest::Offer> {
         use crate::manifest::Offer;
         match self {
-            Endpoint::Blank | Endpoint::Work | Endpoint::Echo => None,
+            Endpoint::Blank | Endpoint::Work | Endpoint::Echo | Endpoint::WorkBrowser => None,
             Endpoint::Db | Endpoint::DbList => Some(Offer::Db),
             Endpoint::Ws => Some(Offer::Ws),
             Endpoint::Static | Endpoint::Static1m => Some(Offer::Static),
@@ -988,6 +993,30 @@ connections = [1]
         assert_eq!(database, ["fortunes", "queries", "updates"]);
         let bad = text.replace("static-1m", "static-2m");
         assert!(Suite::parse("t", &bad).is_err());
+    }
+
+    #[test]
+    fn work_browser_needs_no_part_and_stays_on_http_1_1() {
+        let text = r#"
+servers = ["a"]
+[[scenarios]]
+name = "wb"
+endpoint = "work-browser"
+connections = [1]
+"#;
+        let suite = Suite::parse("t", text).unwrap();
+        let s = &suite.scenarios[0];
+        assert_eq!(
+            (s.endpoint.name(), s.endpoint.needs()),
+            ("work-browser", None)
+        );
+        assert!(!s.endpoint.uses_database());
+        let h2 = text.replace("connections = [1]", "connections = [1]\nprotocol = \"h2c\"");
+        let err = Suite::parse("t", &h2).unwrap_err().to_string();
+        assert!(
+            err.contains("goes with endpoint blank, echo or work"),
+            "{err}"
+        );
     }
 
     #[test]
