@@ -250,8 +250,42 @@ fn run_step(
 }
 
 /// A free port on 127.0.0.1 (bound, then released for the server to take).
+///
+/// Taken below the kernel's ephemeral range when it leaves room: a port the
+/// kernel hands out (to `bind(:0)` or to a connection's own end, thousands of
+/// which netbench's loads open) could be taken by any socket between this
+/// check and the server's bind, and the server would exit with "address
+/// already in use". Below the range only another explicit choice can take
+/// it; each process starts at its own place and never offers a port twice
+/// in a row.
 pub fn free_port() -> std::io::Result<u16> {
+    use std::sync::atomic::AtomicU32;
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let Some((low, high)) = below_ephemeral(
+        &std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default(),
+    ) else {
+        return Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port());
+    };
+    let span = u32::from(high - low) + 1;
+    let seed = std::process::id().wrapping_mul(2_654_435_761);
+    let _ = NEXT.compare_exchange(u32::MAX, seed % span, Ordering::Relaxed, Ordering::Relaxed);
+    for _ in 0..span.min(4096) {
+        let port = low + (NEXT.fetch_add(1, Ordering::Relaxed) % span) as u16;
+        if let Ok(l) = TcpListener::bind(("127.0.0.1", port)) {
+            return Ok(l.local_addr()?.port());
+        }
+    }
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The ports from 10,000 up to just below the ephemeral range that
+/// `ip_local_port_range` gives ("32768\t60999"), or None when that leaves
+/// fewer than 1,000 (or the text is not a range).
+fn below_ephemeral(range: &str) -> Option<(u16, u16)> {
+    let mut it = range.split_whitespace().map(|v| v.parse::<u16>().ok());
+    let first = it.next()??;
+    const LOW: u16 = 10_000;
+    (first >= LOW + 1_000).then(|| (LOW, first - 1))
 }
 
 /// How to start one server process.
@@ -619,7 +653,28 @@ impl Drop for RunningServer {
 
 #[cfg(test)]
 mod tests {
-    use super::shell_line;
+    use super::{below_ephemeral, free_port, shell_line};
+
+    #[test]
+    fn free_ports_come_from_below_the_ephemeral_range() {
+        assert_eq!(below_ephemeral("32768\t60999\n"), Some((10_000, 32_767)));
+        assert_eq!(below_ephemeral("1024 65535"), None);
+        assert_eq!(below_ephemeral("10999 60999"), None);
+        assert_eq!(below_ephemeral("11000 60999"), Some((10_000, 10_999)));
+        assert_eq!(below_ephemeral(""), None);
+        assert_eq!(below_ephemeral("x y"), None);
+        let a = free_port().unwrap();
+        let b = free_port().unwrap();
+        assert_ne!(a, b, "never the same port twice in a row");
+        let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
+        if let Some((low, high)) = below_ephemeral(&range) {
+            for p in [a, b] {
+                assert!((low..=high).contains(&p), "{p} outside {low}..={high}");
+            }
+        }
+        // Free: the server can take it.
+        std::net::TcpListener::bind(("127.0.0.1", a)).unwrap();
+    }
 
     #[test]
     fn the_run_line_is_exec_ed_once_with_its_arguments_apart() {
