@@ -12,6 +12,7 @@ use crate::conn::AnswerSink;
 use crate::error_kind::ErrorKind;
 use crate::proto::{ConnPlan, Protocol};
 use crate::transport::ReadOutcome;
+use crate::wake::WakeBatch;
 
 /// Something that happened to a slot (or the timer) while waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +68,11 @@ pub(crate) trait Io: Sized {
     /// Wakes the loop at `at` (ns on the run's clock; `now` is the current
     /// reading), for open-loop pacing.
     fn arm_timer(&mut self, at: u64, now: u64);
+
+    /// How many completions a wait may gather before it wakes (see
+    /// [`crate::wake`]). Readiness (epoll) has no such count: it wakes for
+    /// the first, and ignores this.
+    fn set_wake_batch(&mut self, _batch: WakeBatch) {}
 
     /// Waits at most `timeout` for something to happen, and appends it to
     /// `events`.

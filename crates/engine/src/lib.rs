@@ -41,6 +41,7 @@ mod transport;
 mod uring;
 mod uring_buf;
 mod verdict;
+mod wake;
 mod window;
 mod worker;
 pub mod ws;

@@ -26,6 +26,7 @@ use crate::uring_buf::{
     kernel_release, BufRing, BUF_GROUP, INC_BUF_SIZE, INC_BYTES_PER_SLOT, INC_MAX_BUFS,
     INC_MIN_BYTES, INC_START_MAX_BYTES, IOU_PBUF_RING_INC, SMALL_BUF_SIZE, SMALL_MAX_BUFS,
 };
+use crate::wake::WakeBatch;
 
 const OP_CONNECT: u64 = 0;
 const OP_RECV: u64 = 1;
@@ -108,6 +109,8 @@ pub(crate) struct UringIo {
     reaped: Vec<(u64, i32, u32)>,
     /// A receive of this turn found no buffer.
     starved: bool,
+    /// Completions a wait gathers before it wakes, set by the worker.
+    batch: WakeBatch,
     /// Buffers of sends still in flight on closed slots, freed at their
     /// completion.
     retired: Vec<(u64, Vec<u8>)>,
@@ -140,6 +143,7 @@ impl UringIo {
             ring,
             bufs,
             starved: false,
+            batch: WakeBatch::EACH,
             slots: (0..slots).map(|_| Slot::default()).collect(),
             target: None,
             wake_at: None,
@@ -174,6 +178,28 @@ impl UringIo {
             )?;
         }
         Ok(bufs)
+    }
+
+    /// Submits what is queued and waits for `want` completions or `timeout`,
+    /// whichever comes first; with DEFER_TASKRUN the kernel wakes the task
+    /// only when `want` are queued.
+    fn enter(&mut self, want: u32, timeout: Duration) -> io::Result<()> {
+        let ts = Timespec::new()
+            .sec(timeout.as_secs())
+            .nsec(timeout.subsec_nanos());
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(want as usize, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn push(&mut self, e: squeue::Entry) {
@@ -552,6 +578,10 @@ impl Io for UringIo {
         self.wake_at = Some(Instant::now() + Duration::from_nanos(at.saturating_sub(now)));
     }
 
+    fn set_wake_batch(&mut self, batch: WakeBatch) {
+        self.batch = batch;
+    }
+
     fn wait(&mut self, timeout: Duration, events: &mut Vec<Event>) -> io::Result<()> {
         let mut timeout = timeout;
         if let Some(at) = self.wake_at {
@@ -561,18 +591,15 @@ impl Io for UringIo {
                 self.wake_at = None;
             }
         }
-        let ts = Timespec::new()
-            .sec(timeout.as_secs())
-            .nsec(timeout.subsec_nanos());
-        let args = SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(1, &args) {
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) => {}
-            Err(e) => return Err(e),
+        if self.batch.batches() && timeout > self.batch.cap {
+            // Wake when the batch is queued, or at the cap if anything is;
+            // with nothing by then, wake for the first as usual.
+            self.enter(self.batch.count, self.batch.cap)?;
+            if self.ring.completion().is_empty() {
+                self.enter(1, timeout - self.batch.cap)?;
+            }
+        } else {
+            self.enter(1, timeout)?;
         }
         self.reaped.clear();
         for cqe in self.ring.completion() {
@@ -594,6 +621,49 @@ impl Io for UringIo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A batch of 8 with one completion to give: the wait ends at the cap,
+    /// not at its timeout, and hands the completion up.
+    #[test]
+    fn a_batched_wait_wakes_for_fewer_completions_than_its_batch() {
+        use std::io::Write as _;
+        if let Some(why) = uring_refusal() {
+            panic!("io_uring is refused here, so the batched wait cannot be tested: {why}");
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut io = UringIo::new(1).unwrap();
+        io.connect(0, listener.local_addr().unwrap(), None).unwrap();
+        // The connect goes to the kernel with the first wait; the listener's
+        // backlog completes it before the accept.
+        let mut events = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while io.connect_outcome(0) == Connect::Pending && Instant::now() < deadline {
+            io.wait(Duration::from_millis(100), &mut events).unwrap();
+        }
+        assert_eq!(io.connect_outcome(0), Connect::Up);
+        let (mut peer, _) = listener.accept().unwrap();
+        io.set_wake_batch(WakeBatch {
+            count: 8,
+            cap: Duration::from_micros(50),
+        });
+        peer.write_all(b"x").unwrap();
+        let start = Instant::now();
+        let readable = |events: &Vec<Event>| {
+            events
+                .iter()
+                .any(|e| matches!(e, Event::Readable { slot: 0, .. }))
+        };
+        events.clear();
+        while !readable(&events) && start.elapsed() < Duration::from_secs(30) {
+            io.wait(Duration::from_secs(10), &mut events).unwrap();
+        }
+        assert!(readable(&events), "the byte never came up");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "one completion waited {:?} for a batch it could not fill",
+            start.elapsed()
+        );
+    }
 
     /// What the kernel does for a receive: writes `bytes` where the buffer
     /// at the ring's head is filled up to, and completes with `more` when the

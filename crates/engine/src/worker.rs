@@ -25,6 +25,7 @@ use crate::stats::{Recorder, WorkerStats};
 use crate::tls::Tls;
 use crate::transport::ReadOutcome;
 use crate::uring::UringIo;
+use crate::wake::WakeBatch;
 use crate::window::{Phase, Window, WindowFacts};
 use crate::ws::{fresh_seed, WsConn};
 
@@ -118,6 +119,8 @@ struct Worker<'a, P, B> {
     /// readiness will not report them again.
     unread: Vec<(usize, bool)>,
     next_scan: u64,
+    /// Answers ended and the time at the last scan, for the wake-up batch.
+    last_scan: (u64, u64),
     next_publish: u64,
     interrupted: bool,
     first_conn: usize,
@@ -200,6 +203,7 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
             retry: Vec::new(),
             unread: Vec::new(),
             next_scan: 0,
+            last_scan: (0, 0),
             next_publish: 0,
             interrupted: false,
             first_conn: setup.first_conn,
@@ -653,6 +657,7 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
 
     fn scan_timeouts(&mut self, now: u64) {
         let timeout = ns(self.shared.plan.timeout);
+        let mut in_flight = 0;
         for i in 0..self.slots.len() {
             match self.slots[i].link {
                 Link::Connecting { since } if now.saturating_sub(since) > timeout => {
@@ -667,10 +672,23 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
                             self.fail(i, ErrorKind::Timeout, now);
                         }
                     }
+                    in_flight += self.slots[i].conn.in_flight() as u64;
                 }
                 _ => {}
             }
         }
+        self.size_wake_batch(in_flight, now);
+    }
+
+    /// Sizes the backend's wake-up batch from the requests in flight and
+    /// the answers since the last scan (see [`crate::wake`]).
+    fn size_wake_batch(&mut self, in_flight: u64, now: u64) {
+        let ended = self.stats.ok + self.stats.warm_ok + self.stats.errors.total();
+        let answers = ended.saturating_sub(self.last_scan.0);
+        let over = now.saturating_sub(self.last_scan.1);
+        self.last_scan = (ended, now);
+        self.io
+            .set_wake_batch(WakeBatch::for_load(in_flight, answers, over));
     }
 
     fn publish(&self) {
