@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::time::Instant;
 
+use netbench_records::{ServerEvent, ServerEventKind};
 use netbench_suite::{Event, Observer, Stopped};
 
 use netbench_report::{first_line_safe, rest_lines_safe, terminal_safe, thousands};
@@ -14,6 +15,9 @@ pub(crate) struct ConsoleProgress {
     started: Option<Instant>,
     /// Cells run in this process, for the ETA.
     cells_run: usize,
+    /// What happened to resident servers during a cell, printed after its
+    /// line.
+    notes: Vec<String>,
 }
 
 impl ConsoleProgress {
@@ -21,6 +25,7 @@ impl ConsoleProgress {
         ConsoleProgress {
             started: None,
             cells_run: 0,
+            notes: Vec::new(),
         }
     }
 
@@ -48,6 +53,8 @@ fn bar(done: usize, total: usize) -> String {
 impl Observer for ConsoleProgress {
     fn event(&mut self, e: Event<'_>) {
         let mut err = std::io::stderr().lock();
+        // Notes wait for the end of the cell's line.
+        let e_is_cell_start = matches!(e, Event::CellStarted { .. } | Event::Server(_));
         let _ = match e {
             Event::Started {
                 run,
@@ -154,6 +161,14 @@ impl Observer for ConsoleProgress {
                     (None, None) => writeln!(err, "done{eta}"),
                 }
             }
+            Event::Server(ev) => match server_note(ev) {
+                Some(line) if ev.kind == ServerEventKind::Started => writeln!(err, "{line}"),
+                Some(line) => {
+                    self.notes.push(line);
+                    Ok(())
+                }
+                None => Ok(()),
+            },
             Event::AdaptiveRound { round, cells } => writeln!(
                 err,
                 "round {round}: {cells} measurements still too noisy to rank (95% interval wider than the target)"
@@ -168,8 +183,51 @@ impl Observer for ConsoleProgress {
             }
             Event::Finished { run, status } => writeln!(err, "run {run} {}", status.as_str()),
         };
+        if !self.notes.is_empty() && !e_is_cell_start {
+            for n in self.notes.drain(..) {
+                let _ = writeln!(err, "{n}");
+            }
+        }
         let _ = err.flush();
     }
+}
+
+/// A line on a resident server's event worth a reader's notice: its start,
+/// a crash and restart, and a wait in which it spun; None for a quiet wait.
+fn server_note(ev: &ServerEvent) -> Option<String> {
+    let who = if ev.variant.is_empty() {
+        terminal_safe(&ev.server)
+    } else {
+        format!(
+            "{}:{}",
+            terminal_safe(&ev.server),
+            terminal_safe(&ev.variant)
+        )
+    };
+    let detail = ev
+        .detail
+        .as_deref()
+        .map(first_line_safe)
+        .unwrap_or_default();
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    Some(match ev.kind {
+        ServerEventKind::Started => format!(
+            "resident {who}: {detail}{}",
+            ev.rss_bytes
+                .map(|b| format!(", {:.1} MiB", mib(b)))
+                .unwrap_or_default()
+        ),
+        ServerEventKind::Idle if ev.spinning() => format!(
+            "    {who} used {:.0}% of a core while it waited {:.0} s for its turn (spinning: it \
+             takes CPU from the servers measured meanwhile)",
+            ev.idle_cores().unwrap_or(0.0) * 100.0,
+            ev.waited_s.unwrap_or(0.0)
+        ),
+        ServerEventKind::Idle => return None,
+        ServerEventKind::Crashed => format!("    {who} had exited: {detail}"),
+        ServerEventKind::Restarted => format!("    {who} started again: {detail}"),
+        ServerEventKind::GaveUp => format!("    {who}: no more restarts ({detail})"),
+    })
 }
 
 /// `45 s`, `12 min`, `1 h 05 min`.

@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod hostile;
 pub mod network;
 pub mod noise;
+pub mod resident;
 pub mod run;
 pub mod sample;
 pub mod scenario;
@@ -20,6 +21,7 @@ pub use adaptive::Adaptive;
 pub use facts::Facts;
 pub use network::{Bandwidth, NetPlacement, NetworkPath};
 pub use noise::Noise;
+pub use resident::{ServerEvent, ServerEventKind};
 pub use run::{
     BuildStatus, CellId, CellKey, Measurement, MeasurementStatus, NewRun, ProcessUse, RunDetail,
     RunStatus, RunSummary, ServerRecord, WarmUp,

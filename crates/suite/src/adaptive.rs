@@ -5,7 +5,9 @@
 //! passes in (the reports own the statistics); this module owns the stopping
 //! logic and its settings.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use netbench_records::CellId;
 use std::time::Duration;
 
 pub use netbench_records::adaptive::Adaptive;
@@ -116,9 +118,46 @@ pub fn next_round<K: Clone + Eq + std::hash::Hash + Ord>(
     Ok(open)
 }
 
+/// Every cell of each row (scenario and connections) that has a cell in
+/// `open`, sorted: rounds of resident servers are compared within each
+/// round, server against server, so a row's cells stop together.
+pub fn whole_rows<'a>(open: Vec<CellId>, all: impl IntoIterator<Item = &'a CellId>) -> Vec<CellId> {
+    let rows: HashSet<(&str, u32)> = open
+        .iter()
+        .map(|c| (c.scenario.as_str(), c.connections))
+        .collect();
+    let mut out: Vec<CellId> = all
+        .into_iter()
+        .filter(|c| rows.contains(&(c.scenario.as_str(), c.connections)))
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_with_an_unsettled_cell_goes_on_whole() {
+        let id = |server: &str, scenario: &str| CellId {
+            server: server.into(),
+            variant: String::new(),
+            scenario: scenario.into(),
+            connections: 100,
+        };
+        let all = [
+            id("a", "blank"),
+            id("b", "blank"),
+            id("a", "work"),
+            id("b", "work"),
+        ];
+        let open = whole_rows(vec![id("b", "blank")], &all);
+        assert_eq!(open, vec![id("a", "blank"), id("b", "blank")]);
+        assert!(whole_rows(Vec::new(), &all).is_empty());
+    }
 
     /// Settled when the values spread less than `target` around their mean:
     /// a stand-in for the reports' interval rule.

@@ -137,6 +137,20 @@ impl Session {
                 Some(Namespace::create(scenario.bandwidth).map_err(|e| e.to_string())?)
             }
         };
+        Session::start_in(env, target, namespace)
+    }
+
+    /// Starts `target` on loopback, for whichever cells come (a resident
+    /// server).
+    pub fn start_on_loopback(env: &CellEnv<'_>, target: &Target) -> Result<Session, String> {
+        Session::start_in(env, target, None)
+    }
+
+    fn start_in(
+        env: &CellEnv<'_>,
+        target: &Target,
+        namespace: Option<Namespace>,
+    ) -> Result<Session, String> {
         let network = namespace
             .as_ref()
             .map_or_else(crate::netns::loopback_path, |ns| ns.path.clone());
@@ -183,6 +197,26 @@ impl Session {
     /// Whether the process has exited (it crashed, or was never usable).
     pub fn exited(&mut self) -> bool {
         self.server.exited().is_some()
+    }
+
+    /// How the process ended, if it has.
+    pub fn exit_status(&mut self) -> Option<String> {
+        self.server.exited()
+    }
+
+    /// The end of what it wrote.
+    pub fn log_tail(&self) -> String {
+        self.server.log_tail()
+    }
+
+    /// From its start to its first answer.
+    pub fn ready(&self) -> Duration {
+        self.ready
+    }
+
+    /// Its process tree's CPU seconds so far.
+    pub fn cpu_s(&self) -> Option<f64> {
+        self.server.cpu_source().cpu_s()
     }
 
     /// The server's process group, to leave out of the quiet wait of a
@@ -292,6 +326,7 @@ pub fn measure_in(
     let measure = Measure {
         addr,
         pgid: server.pid(),
+        cpu: server.cpu_source(),
         cancel: &cell_cancel,
         workers: env.client_workers,
         traffic: requests(&url),
@@ -465,6 +500,9 @@ impl ServerSlot for CellServer<'_> {
     }
     fn pgid(&self) -> i32 {
         self.server.pid()
+    }
+    fn cpu_source(&self) -> crate::server::CpuSource {
+        self.server.cpu_source()
     }
     fn exited(&mut self) -> Option<String> {
         self.server.exited()

@@ -7,6 +7,7 @@
 mod adaptive;
 pub mod allocator;
 mod cell;
+pub mod cgroup;
 pub mod environment;
 pub mod kinds;
 pub mod listen;
@@ -20,6 +21,8 @@ pub mod pki;
 pub mod placement;
 pub mod postgres;
 pub mod records_of;
+mod resident;
+mod rounds;
 mod runner;
 pub mod sampler;
 mod server;
@@ -29,6 +32,7 @@ mod suite;
 mod targets;
 mod toml_error;
 mod tree;
+mod visits;
 pub mod warm;
 
 pub use adaptive::{Adaptive, SettleRule, Stopped};

@@ -17,10 +17,8 @@ use netbench_contract::{
 };
 use netbench_engine::{LoadResult, RequestTemplate, Url};
 
-use crate::adaptive::{next_round, SettleRule, Stopped};
-use crate::cell::{
-    failed, measure_in, run_cell, wait_for_quiet, CellEnv, CellOutcome, Measured, Session,
-};
+use crate::adaptive::{next_round, whole_rows, SettleRule, Stopped};
+use crate::cell::CellEnv;
 use crate::kinds::Traffic;
 use crate::listeners::{ask_for_listeners, wait_accepting, Listeners};
 use crate::manifest::{Offer, ServerManifest};
@@ -28,12 +26,10 @@ use crate::pki::RunPki;
 use crate::placement::{allowed_cpus, pin_current_thread_scoped, resolve, Cpus};
 use crate::postgres::{pool_size, PrivatePostgres};
 use crate::server::{free_port, start, StartSpec};
-use crate::store::{
-    BuildStatus, CellKey, MeasurementStatus, NewRun, ProcessUse, RunStatus, ServerRecord, Store,
-    StoreError,
-};
-use crate::suite::{Endpoint, Repetitions, Scenario, Suite};
+use crate::store::{BuildStatus, CellKey, NewRun, RunStatus, ServerRecord, Store, StoreError};
+use crate::suite::{Endpoint, Repetitions, Suite};
 use crate::targets::{build_cached, missing_packages, missing_tools, select, Target};
+use crate::visits::{cells, measure_all, PlannedCell, Processes};
 use netbench_records::Protocol;
 
 /// Everything a run needs from its caller.
@@ -108,6 +104,9 @@ pub enum Event<'a> {
         failure: Option<&'a str>,
         seconds: f64,
     },
+    /// Something happened to a resident server: started, waited (its CPU
+    /// and memory meanwhile), crashed, restarted.
+    Server(&'a netbench_records::ServerEvent),
     /// Adaptive repetitions: another round, of the cells still unsettled.
     AdaptiveRound {
         round: u32,
@@ -167,7 +166,7 @@ pub struct RunOutcome {
 const DB_IDS: usize = 1000;
 const DB_LISTS: usize = 200;
 
-fn requests_for(
+pub(crate) fn requests_for(
     endpoint: Endpoint,
     protocol: Protocol,
     keepalive: bool,
@@ -313,53 +312,6 @@ fn excluded(record: ServerRecord, reason: impl Into<String>) -> Box<Excluded> {
     Box::new(Excluded {
         record,
         reason: reason.into(),
-    })
-}
-
-/// One cell of the matrix, in the order it runs.
-struct PlannedCell<'a> {
-    key: CellKey,
-    target: &'a Target,
-    scenario: &'a Scenario,
-}
-
-/// Every cell of the matrix in interleaved rounds: round 1 of every server,
-/// then round 2, so drift on a shared machine does not favour one server.
-fn cells<'a>(
-    suite: &'a Suite,
-    rounds: impl IntoIterator<Item = u32> + 'a,
-    targets: &'a [&'a Target],
-) -> impl Iterator<Item = PlannedCell<'a>> + 'a {
-    rounds.into_iter().flat_map(move |repetition| {
-        suite.scenarios.iter().flat_map(move |scenario| {
-            scenario
-                .cell_counts()
-                .into_iter()
-                .flat_map(move |connections| {
-                    targets
-                        .iter()
-                        .filter(|t| {
-                            scenario.needs().is_none_or(|p| t.manifest.offers(p))
-                                && scenario.selects(
-                                    &t.manifest.name,
-                                    &t.variant,
-                                    t.manifest.allocator
-                                        == Some(crate::allocator::Allocator::Glibc),
-                                )
-                        })
-                        .map(move |&target| PlannedCell {
-                            key: CellKey {
-                                server: target.manifest.name.clone(),
-                                variant: target.variant.clone(),
-                                scenario: scenario.name.clone(),
-                                connections,
-                                repetition,
-                            },
-                            target,
-                            scenario,
-                        })
-                })
-        })
     })
 }
 
@@ -710,25 +662,37 @@ pub fn run_suite(
     let began = Instant::now();
     let mut index = done.len();
     let mut total = total;
+    let mut processes = Processes::open(suite, &env, &ready, store, run, obs)?;
+    let resident = matches!(processes, Processes::Run(_));
     let mut fixed: Vec<PlannedCell> = cells(suite, 1..=repetitions, &ready)
         .filter(|c| !done.contains(&c.key))
         .collect();
-    order_for_reuse(&mut fixed, suite);
-    // The process that serves the cells of one server's round, when the
-    // suite reuses processes; dropped (so stopped) when the round moves on.
-    let mut session: Option<OpenSession> = None;
+    // The first round this process runs warms its resident servers.
+    let first_round = fixed.iter().map(|c| c.key.repetition).min().unwrap_or(1);
+    processes.order(&mut fixed, work_seed, first_round);
     let ids = (run, work_seed);
-    if !measure_all(
-        req,
-        &env,
-        store,
-        obs,
-        ids,
-        fixed,
-        (&mut index, total),
-        &mut session,
-    )? {
-        return finish(store, RunStatus::Interrupted, obs);
+    // The warm round first, then the later ones; what one cell of those
+    // takes, as measured, is what the budget of adaptive rounds is spent at.
+    let later = fixed.split_off(fixed.partition_point(|c| c.key.repetition == first_round));
+    let mut per_cell: Option<Duration> = None;
+    for (part, timed) in [(fixed, false), (later, true)] {
+        let (n, part_began) = (part.len(), Instant::now());
+        if !measure_all(
+            req,
+            &env,
+            store,
+            obs,
+            ids,
+            part,
+            (&mut index, total),
+            &mut processes,
+        )? {
+            processes.close();
+            return finish(store, RunStatus::Interrupted, obs);
+        }
+        if timed && n > 0 {
+            per_cell = Some(part_began.elapsed() / n as u32);
+        }
     }
     if let Some(a) = suite.adaptive {
         // Rounds past the first ones, each of the cells still too noisy to
@@ -744,8 +708,14 @@ pub fn run_suite(
         loop {
             let values = store.cell_rps(run)?;
             let spent = began.elapsed();
-            let cost = |n: usize| suite.estimate(n).unwrap_or_default();
+            let cost = |n: usize| match per_cell {
+                Some(c) => c * n as u32,
+                None => suite.estimate(n).unwrap_or_default(),
+            };
             let open = match next_round(&a, req.settle, round, &values, spent, cost) {
+                // With resident servers a row goes on whole while any of its
+                // cells is unsettled: its figures are paired within rounds.
+                Ok(open) if resident => whole_rows(open, values.keys()),
                 Ok(open) => open,
                 Err(stopped) => {
                     let unsettled = values
@@ -759,264 +729,25 @@ pub fn run_suite(
             let mut planned: Vec<PlannedCell> = cells(suite, round..=round, &ready)
                 .filter(|c| open.binary_search(&c.key.cell()).is_ok() && !done.contains(&c.key))
                 .collect();
-            order_for_reuse(&mut planned, suite);
+            processes.order(&mut planned, work_seed, first_round);
             obs.event(Event::AdaptiveRound {
                 round,
                 cells: planned.len(),
             });
             total += planned.len();
+            let n = planned.len();
             let counts = (&mut index, total);
-            if !measure_all(req, &env, store, obs, ids, planned, counts, &mut session)? {
+            let round_began = Instant::now();
+            if !measure_all(req, &env, store, obs, ids, planned, counts, &mut processes)? {
+                processes.close();
                 return finish(store, RunStatus::Interrupted, obs);
+            }
+            if n > 0 {
+                per_cell = Some(round_began.elapsed() / n as u32);
             }
             round += 1;
         }
     }
-    drop(session);
+    processes.close();
     finish(store, RunStatus::Complete, obs)
-}
-
-/// A running server process and the round of the server it serves.
-struct OpenSession {
-    server: String,
-    variant: String,
-    repetition: u32,
-    session: Session,
-}
-
-/// Whether a cell may run on a process that served other cells of its
-/// server's round: the suite says so, the kind warms (a warm process is
-/// what it should measure), and the cell runs on loopback (a namespace is
-/// made fresh for each cell).
-fn reuses(suite: &Suite, scenario: &Scenario) -> bool {
-    suite.warm.process == ProcessUse::Reused
-        && scenario.kind.warms()
-        && scenario.placement == crate::netns::NetPlacement::Loopback
-}
-
-/// With reused processes, each round's cells that reuse run server by
-/// server (every scenario and connection count of one server together, in
-/// the suite's order), so one process serves them; the round's other cells
-/// follow as planned. Rounds stay interleaved across servers.
-fn order_for_reuse(cells: &mut Vec<PlannedCell<'_>>, suite: &Suite) {
-    if suite.warm.process != ProcessUse::Reused {
-        return;
-    }
-    let mut servers: Vec<(String, String)> = Vec::new();
-    let mut keyed: Vec<((u32, bool, usize, usize), PlannedCell<'_>)> = cells
-        .drain(..)
-        .enumerate()
-        .map(|(i, c)| {
-            let who = (c.key.server.clone(), c.key.variant.clone());
-            let at = servers.iter().position(|w| *w == who).unwrap_or_else(|| {
-                servers.push(who);
-                servers.len() - 1
-            });
-            let later = !reuses(suite, c.scenario);
-            let server_order = if later { 0 } else { at };
-            ((c.key.repetition, later, server_order, i), c)
-        })
-        .collect();
-    keyed.sort_by_key(|(k, _)| *k);
-    cells.extend(keyed.into_iter().map(|(_, c)| c));
-}
-
-/// Runs `cells` in order, numbering them on from `index`; false when a
-/// cancel stopped one.
-#[allow(clippy::too_many_arguments)]
-fn measure_all(
-    req: &RunRequest,
-    env: &CellEnv<'_>,
-    store: &mut Store,
-    obs: &mut dyn Observer,
-    ids: (i64, u64),
-    cells: Vec<PlannedCell<'_>>,
-    (index, total): (&mut usize, usize),
-    open: &mut Option<OpenSession>,
-) -> Result<bool, RunError> {
-    for cell in cells {
-        *index += 1;
-        if !measure(req, env, store, obs, ids, &cell, (*index, total), open)? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Runs one cell, stores it and tells the observer; false when a cancel
-/// stopped it (nothing stored). A cell that reuses processes runs on the
-/// open session when it is its server's round's, else on a new one.
-#[allow(clippy::too_many_arguments)]
-fn measure(
-    req: &RunRequest,
-    env: &CellEnv<'_>,
-    store: &mut Store,
-    obs: &mut dyn Observer,
-    (run, work_seed): (i64, u64),
-    cell: &PlannedCell<'_>,
-    (index, total): (usize, usize),
-    open: &mut Option<OpenSession>,
-) -> Result<bool, RunError> {
-    if req.cancel.load(Ordering::Relaxed) {
-        return Ok(false);
-    }
-    obs.event(Event::CellStarted {
-        index,
-        total,
-        key: &cell.key,
-    });
-    let s = cell.scenario;
-    // The table queries checks against is put back after the last updates
-    // cell here, not at its end: the server that updated may go on writing
-    // for requests its end cut off until it is stopped or quiet.
-    if s.endpoint == Endpoint::Queries && env.world_changed.load(Ordering::Relaxed) {
-        reseed_world(env.backend_env).map_err(RunError::Reseed)?;
-        env.world_changed.store(false, Ordering::Relaxed);
-    }
-    let requests = requests_for(
-        s.endpoint,
-        s.protocol,
-        s.sends_keepalive(),
-        s.work_documents,
-        work_seed,
-    );
-    let k = &cell.key;
-    let same_round = |o: &OpenSession| {
-        o.server == k.server && o.variant == k.variant && o.repetition == k.repetition
-    };
-    let keep = reuses(&req.suite, s)
-        && open
-            .as_mut()
-            .is_some_and(|o| same_round(o) && !o.session.exited());
-    if !keep {
-        // The process of another round (or a crashed one) goes first.
-        *open = None;
-    }
-    let outcome = if !reuses(&req.suite, s) {
-        run_cell(env, cell.target, s, k.clone(), &requests, &req.suite.warm)
-    } else {
-        if open.is_none() {
-            let quiet = wait_for_quiet(env, None);
-            let (started, at) = (Instant::now(), std::time::SystemTime::now());
-            match Session::start(env, cell.target, s) {
-                Ok(session) => {
-                    *open = Some(OpenSession {
-                        server: k.server.clone(),
-                        variant: k.variant.clone(),
-                        repetition: k.repetition,
-                        session,
-                    });
-                    let o = open.as_mut().expect("just opened");
-                    measure_in(
-                        env,
-                        &mut o.session,
-                        s,
-                        k.clone(),
-                        &requests,
-                        &req.suite.warm,
-                        quiet,
-                    )
-                }
-                Err(e) => failed(k.clone(), e, started, at),
-            }
-        } else {
-            let o = open.as_mut().expect("kept");
-            let quiet = wait_for_quiet(env, Some(o.session.pid()));
-            measure_in(
-                env,
-                &mut o.session,
-                s,
-                k.clone(),
-                &requests,
-                &req.suite.warm,
-                quiet,
-            )
-        }
-    };
-    match outcome {
-        CellOutcome::Interrupted => return Ok(false),
-        CellOutcome::Done(done) => {
-            let Measured { record, result } = *done;
-            store.record_measurement(run, &record)?;
-            obs.event(Event::CellFinished {
-                index,
-                total,
-                key: &cell.key,
-                result: result.as_ref(),
-                facts: record.facts.as_ref(),
-                failure: record.failure.as_deref(),
-                seconds: record.duration_s,
-            });
-            debug_assert!(record.status == MeasurementStatus::Ok || record.failure.is_some());
-        }
-    }
-    if s.endpoint == Endpoint::Updates {
-        env.world_changed.store(true, Ordering::Relaxed);
-    }
-    sleep_unless_cancelled(req.suite.cooldown, &req.cancel);
-    Ok(true)
-}
-
-/// Puts the World rows updates cells changed back to their seeded values,
-/// so that every queries cell checks against the same table. It waits (10 s
-/// at most) until no other session of the database has been busy for half a
-/// second: a server still running may be finishing updates of requests an
-/// updates cell's end cut off, between which its sessions are briefly idle
-/// (found by queries cells failing nearly every answer after a
-/// thread-per-connection server's updates). A deadlock with one that starts
-/// meanwhile aborts one side, and the reseed tries again.
-fn reseed_world(backend_env: &[(String, String)]) -> Result<(), String> {
-    const ATTEMPTS: u32 = 5;
-    let url = backend_env
-        .iter()
-        .find(|(k, _)| k == "DATABASE_URL")
-        .map(|(_, v)| v.as_str())
-        .ok_or("the run has no database")?;
-    let mut pg = postgres::Client::connect(url, postgres::NoTls).map_err(|e| pg_error(&e))?;
-    // The server may still be finishing updates of requests the cell's end
-    // cut off; a row it writes after the reseed would stay changed.
-    let busy = "SELECT count(*) FROM pg_stat_activity \
-                WHERE datname = current_database() AND pid <> pg_backend_pid() \
-                AND state <> 'idle'";
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    let mut quiet_since = None;
-    while std::time::Instant::now() < until {
-        let n: i64 = pg.query_one(busy, &[]).map_err(|e| pg_error(&e))?.get(0);
-        let now = std::time::Instant::now();
-        if n > 0 {
-            quiet_since = None;
-        } else if now.duration_since(*quiet_since.get_or_insert(now)) >= Duration::from_millis(500)
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let mut attempt = 1;
-    loop {
-        match pg.batch_execute(netbench_contract::world::RESEED_SQL) {
-            Ok(()) => return Ok(()),
-            Err(e) if attempt < ATTEMPTS => {
-                let _ = e;
-                std::thread::sleep(Duration::from_millis(200 * u64::from(attempt)));
-                attempt += 1;
-            }
-            Err(e) => return Err(format!("{} after {ATTEMPTS} attempts", pg_error(&e))),
-        }
-    }
-}
-
-/// A PostgreSQL error with the server's own message (its Display alone says
-/// "db error").
-fn pg_error(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
-    }
-}
-
-fn sleep_unless_cancelled(d: Duration, cancel: &AtomicBool) {
-    let until = std::time::Instant::now() + d;
-    while std::time::Instant::now() < until && !cancel.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

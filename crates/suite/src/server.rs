@@ -445,6 +445,39 @@ pub(crate) fn stop_guard(guard: &mut Option<Child>) {
     }
 }
 
+/// Where a server's CPU seconds are read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CpuSource {
+    /// Its cgroup's `cpu.stat`: microseconds, every thread and child ever.
+    Cgroup(PathBuf),
+    /// Its process tree's /proc times (the group id): 10 ms ticks, live
+    /// processes only.
+    Ticks(i32),
+}
+
+impl CpuSource {
+    /// CPU seconds so far; None when it cannot be read (the server is gone).
+    pub fn cpu_s(&self) -> Option<f64> {
+        match self {
+            CpuSource::Cgroup(stat) => std::fs::read_to_string(stat)
+                .ok()
+                .and_then(|t| crate::cgroup::usage_s(&t)),
+            CpuSource::Ticks(pgid) => crate::sampler::sample_group(*pgid)
+                .ok()
+                .filter(|s| s.processes > 0)
+                .map(|s| s.cpu_user_s + s.cpu_sys_s),
+        }
+    }
+
+    /// "cgroup" or "ticks", for the record.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CpuSource::Cgroup(_) => "cgroup",
+            CpuSource::Ticks(_) => "ticks",
+        }
+    }
+}
+
 /// A started server. Dropping it stops the whole process group.
 pub struct RunningServer {
     pub name: String,
@@ -459,6 +492,10 @@ pub struct RunningServer {
     log: PathBuf,
     /// How it was started, for [`RunningServer::restart`].
     started_as: (PathBuf, ServerManifest, StartSpec),
+    /// Its cgroup, which counts its CPU exactly (None where this machine
+    /// gives none: /proc's ticks then). Declared after `child`: dropped
+    /// once the tree is stopped.
+    cpu_group: Option<crate::cgroup::CpuGroup>,
 }
 
 /// Starts the manifest's run command in `dir` with HOST and PORT set, in a
@@ -495,6 +532,18 @@ pub fn start(
     let mut tree = Tree::new();
     tree.mark(&mut cmd);
     in_own_group(&mut cmd, spec.cpus.as_deref());
+    // Its CPU counted exactly, every thread and child included.
+    let cpu_group = crate::cgroup::CpuGroup::create(&m.name);
+    if let Some(entry) = cpu_group.as_ref().map(crate::cgroup::CpuGroup::entry) {
+        // SAFETY: Entry::enter only opens, writes and closes a path made
+        // before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                entry.enter();
+                Ok(())
+            });
+        }
+    }
     // Held open until the spawn, which joins the namespace through it.
     let netns = spec
         .netns
@@ -527,6 +576,7 @@ pub fn start(
         tree,
         log,
         started_as: (dir.to_path_buf(), m.clone(), spec.clone()),
+        cpu_group,
     })
 }
 
@@ -569,6 +619,15 @@ impl RunningServer {
                 });
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Where the server's CPU time is read: its cgroup, or its process
+    /// group's /proc ticks.
+    pub fn cpu_source(&self) -> CpuSource {
+        match &self.cpu_group {
+            Some(g) => CpuSource::Cgroup(g.path().join("cpu.stat")),
+            None => CpuSource::Ticks(self.pid()),
         }
     }
 

@@ -3,6 +3,7 @@
 //! report can be rebuilt from the file alone. Each record is committed on its
 //! own as soon as it is known, so a crash or Ctrl-C loses nothing finished.
 
+mod events;
 mod liveness;
 mod open;
 

@@ -12,6 +12,11 @@ use crate::manifest::{discover, ManifestError, ServerManifest};
 use crate::server::{build, BuildError};
 use crate::suite::selector_matches;
 
+/// The variant name of an A/A twin (`go-nethttp:twin`): the server's
+/// default build and settings in a second process, so that a run measures
+/// how far two identical servers can appear apart.
+pub const TWIN: &str = "twin";
+
 /// One server variant of a run: what a table column is.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -61,6 +66,15 @@ pub fn select(servers_dir: &Path, selectors: &[String]) -> Result<Vec<Target>, M
         };
         if picks("") || (m.allocator == Some(Allocator::Glibc) && picks("glibc")) {
             out.push(target("", Vec::new(), Vec::new(), m.allocator));
+        }
+        // An A/A twin: the default build and settings again, a process of
+        // its own, named apart, only where a selector names it exactly
+        // (`*` alone never picks it).
+        let twin_named = selectors
+            .iter()
+            .any(|s| s.split_once(':').is_some_and(|(_, v)| v == TWIN) && picks(TWIN));
+        if twin_named && !m.variants.iter().any(|v| v.name == TWIN) {
+            out.push(target(TWIN, Vec::new(), Vec::new(), m.allocator));
         }
         for v in m.variants.iter().filter(|v| picks(&v.name)) {
             let env = v.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

@@ -31,8 +31,22 @@ pub struct Warm {
     /// the start-up figures (throughput over the first 1 s and 10 s) have
     /// the curve they read.
     pub startup: Duration,
-    /// One process per cell, or one per server and round.
-    pub process: ProcessUse,
+    /// One process per cell, one per server and round, or one per server
+    /// for the whole run.
+    pub process: ProcessScope,
+}
+
+/// How long a server process serves (a suite's `[warmup] process`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessScope {
+    /// A fresh process for every cell (`"cell"`): start-up studies.
+    Cell,
+    /// One process serves a server's warming cells of a round (`"round"`).
+    Round,
+    /// Resident (`"run"`): every server and variant is started once, warmed
+    /// once, and kept up while every round visits its cells in a fresh
+    /// random order (`resident.rs`, `rounds.rs`).
+    Run,
 }
 
 impl Default for Warm {
@@ -41,7 +55,7 @@ impl Default for Warm {
             until_steady: None,
             jit_fresh: None,
             startup: Duration::ZERO,
-            process: ProcessUse::Fresh,
+            process: ProcessScope::Cell,
         }
     }
 }
@@ -145,13 +159,14 @@ impl RawWarm {
             }
         };
         let process = match self.process.as_deref() {
-            None | Some("cell") => ProcessUse::Fresh,
-            Some("round") => ProcessUse::Reused,
+            None | Some("cell") => ProcessScope::Cell,
+            Some("round") => ProcessScope::Round,
+            Some("run") => ProcessScope::Run,
             Some(other) => {
                 return Err(format!(
                     "[warmup] `process = \"{other}\"`: use \"cell\" (a fresh server process for \
-                     every cell) or \"round\" (one process serves a server's throughput cells of \
-                     a round)"
+                     every cell), \"round\" (one process serves a server's throughput cells of \
+                     a round) or \"run\" (every server resident for the whole run)"
                 ))
             }
         };
@@ -331,7 +346,7 @@ mod tests {
         assert_eq!(cfg.cap, 60);
         assert_eq!(cfg.trend_span, 20);
         assert_eq!(w.startup, Duration::from_secs(10));
-        assert_eq!(w.process, ProcessUse::Reused);
+        assert_eq!(w.process, ProcessScope::Round);
     }
 
     #[test]

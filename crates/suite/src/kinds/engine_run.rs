@@ -16,7 +16,7 @@ use netbench_engine::{
 };
 
 use super::facts::Facts;
-use crate::sampler::sample_group;
+use crate::server::CpuSource;
 use crate::store::WarmUp;
 use crate::warm::WarmIn;
 
@@ -25,8 +25,11 @@ use crate::warm::WarmIn;
 #[derive(Clone)]
 pub struct Measure<'a> {
     pub addr: SocketAddr,
-    /// The server's process group, whose CPU time is read.
+    /// The server's process group.
     pub pgid: i32,
+    /// Where the server's CPU time is read (its cgroup, or its group's
+    /// /proc ticks).
+    pub cpu: CpuSource,
     /// Set when the run is cancelled or the cell's time is up.
     pub cancel: &'a Arc<AtomicBool>,
     /// Client worker threads.
@@ -126,14 +129,6 @@ pub struct Measured {
     pub keep_samples_from_s: f64,
 }
 
-/// The server group's CPU seconds so far (user + system).
-pub(crate) fn tree_cpu(pgid: i32) -> Option<f64> {
-    sample_group(pgid)
-        .ok()
-        .filter(|s| s.processes > 0)
-        .map(|s| s.cpu_user_s + s.cpu_sys_s)
-}
-
 /// An engine run's result, the server's CPU seconds over its measured
 /// window, and when the window began (seconds since the epoch).
 pub type PlanMeasured = (LoadResult, Option<f64>, f64);
@@ -173,7 +168,7 @@ pub fn measure_plan_warm(
         });
         let told = warm.is_some().then_some(&begin);
         let (control, done) = (&control, &done);
-        let watcher = scope.spawn(move || window_edges(plan, control, m.pgid, done, told));
+        let watcher = scope.spawn(move || window_edges(plan, control, &m.cpu, done, told));
         let warmed = warm.map(|w| {
             let (at, warmup) = crate::warm::follow(control, w, m.cancel, done);
             let _ = begin.set(at);
@@ -190,7 +185,7 @@ pub fn measure_plan_warm(
         Some(s) => s,
         None => return Ok(((result, None, 0.0), warmup)),
     };
-    let end = edges.end.or_else(|| tree_cpu(m.pgid));
+    let end = edges.end.or_else(|| m.cpu.cpu_s());
     let cpu = end.map(|e| (e - start).max(0.0));
     Ok((
         (
@@ -215,7 +210,7 @@ struct Edges {
 fn window_edges(
     plan: &LoadPlan,
     control: &RunControl,
-    pgid: i32,
+    cpu: &CpuSource,
     done: &AtomicBool,
     told: Option<&OnceLock<Option<Instant>>>,
 ) -> Edges {
@@ -247,10 +242,10 @@ fn window_edges(
     if !sleep_until(begin, || done.load(Ordering::Relaxed)) {
         return edges;
     }
-    edges.start = tree_cpu(pgid).map(|c| (c, Instant::now()));
+    edges.start = cpu.cpu_s().map(|c| (c, Instant::now()));
     if let Stop::After(d) = plan.stop {
         if sleep_until(begin + d, || done.load(Ordering::Relaxed)) {
-            edges.end = tree_cpu(pgid);
+            edges.end = cpu.cpu_s();
         }
     }
     edges

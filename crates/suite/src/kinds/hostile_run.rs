@@ -36,6 +36,8 @@ const KEPT_UP: f64 = 0.97;
 pub trait ServerSlot {
     fn addr(&self) -> SocketAddr;
     fn pgid(&self) -> i32;
+    /// Where its CPU time is read.
+    fn cpu_source(&self) -> crate::server::CpuSource;
     /// How the process ended, if it has.
     fn exited(&mut self) -> Option<String>;
     /// Stops what is left of it and starts a fresh process, ready.
@@ -92,6 +94,7 @@ pub fn measure_hostile(
             server.restart()?;
             m.addr = server.addr();
             m.pgid = server.pgid();
+            m.cpu = server.cpu_source();
             m.traffic = (h.traffic)(m.addr);
             fresh_baseline = Some(warm_and_baseline(h, &m)?.0);
             restarted = true;

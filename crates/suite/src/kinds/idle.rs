@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use netbench_engine::{run_idle, IdleLevel, IdlePlan, IdleResult, WsPlan};
 
-use super::engine_run::{tree_cpu, Measure, Measured};
+use super::engine_run::{Measure, Measured};
 use super::facts::{fit_line, Facts, IdleFacts, IdleLevelFacts};
 use crate::sampler::Sample;
 
@@ -44,9 +44,9 @@ pub(crate) fn measure_idle(
         tls: None,
         io: m.io,
     };
-    let cpu_before = tree_cpu(m.pgid);
+    let cpu_before = m.cpu.cpu_s();
     let result = run_idle(&plan, m.epoch, m.cancel).map_err(|e| e.to_string())?;
-    let cpu_after = tree_cpu(m.pgid);
+    let cpu_after = m.cpu.cpu_s();
     let duration_s = result.levels.last().map_or(0.0, |l| {
         l.hold_to_s - result.levels[0].hold_from_s + result.levels[0].open_s
     });

@@ -230,6 +230,26 @@ ALTER TABLE scenarios_10 RENAME TO scenarios;
 ALTER TABLE scenarios ADD COLUMN protocol TEXT NOT NULL DEFAULT 'h1' CHECK (protocol <> '');
 ALTER TABLE scenarios ADD COLUMN streams INTEGER NOT NULL DEFAULT 1 CHECK (streams >= 1);
 "#,
+    // 12: what happened to resident servers (a suite's `[warmup] process =
+    // "run"`): started, idle between their cells (CPU and memory), crashed,
+    // restarted. No CHECK on the event's name, as for `needs`:
+    // `ServerEventKind::parse` refuses an unknown one on reading.
+    r#"
+CREATE TABLE server_events (
+    run_id      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL CHECK (seq >= 0),
+    server      TEXT NOT NULL,
+    variant     TEXT NOT NULL,
+    round       INTEGER NOT NULL CHECK (round >= 0),
+    at          TEXT NOT NULL,
+    event       TEXT NOT NULL CHECK (event <> ''),
+    waited_s    REAL CHECK (waited_s IS NULL OR waited_s >= 0),
+    cpu_s       REAL CHECK (cpu_s IS NULL OR cpu_s >= 0),
+    rss_bytes   INTEGER CHECK (rss_bytes IS NULL OR rss_bytes >= 0),
+    detail      TEXT,
+    PRIMARY KEY (run_id, seq)
+) STRICT;
+"#,
 ];
 
 /// The schema version whose step also fills its new records from the texts
@@ -308,7 +328,14 @@ mod tests {
             .unwrap();
         assert_eq!(
             tables,
-            ["measurements", "runs", "samples", "scenarios", "servers"]
+            [
+                "measurements",
+                "runs",
+                "samples",
+                "scenarios",
+                "server_events",
+                "servers"
+            ]
         );
         // A second pass has nothing to do.
         migrate(&mut conn).unwrap();

@@ -30,6 +30,11 @@ impl Drop for TempDir {
     }
 }
 
+/// A run to record things under, for the store's other tests.
+pub(super) fn new_run_for_tests() -> NewRun {
+    new_run("events")
+}
+
 fn new_run(suite: &str) -> NewRun {
     NewRun {
         suite: suite.into(),
