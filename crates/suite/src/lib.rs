@@ -22,7 +22,7 @@ pub mod placement;
 pub mod postgres;
 pub mod records_of;
 mod resident;
-mod rounds;
+pub mod rounds;
 mod runner;
 pub mod sampler;
 mod server;
@@ -43,6 +43,7 @@ pub use manifest::{
     Variant,
 };
 pub use netns::{parse_bandwidth, Bandwidth, NetPlacement, NetnsError, NetworkPath};
+pub use resident::MAX_RESTARTS;
 pub use runner::{ask_for_offers, run_suite, Event, Observer, RunError, RunOutcome, RunRequest};
 pub use server::{
     build, free_port, run_tests, start, BuildError, BuildReport, RunningServer, StartError,

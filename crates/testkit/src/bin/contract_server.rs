@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use netbench_testkit::{run_contract_server, Flaw};
 
-const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--tag TEXT]\n\
+const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--spin] [--tag TEXT]\n\
   --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, late-date-tick (not a flaw:\n\
                     a Date refreshed every 2 s), lax-dates, cached-db,\n\
                     ws-fixed-payload (WebSocket echoes of the right length, always `x`),\n\
@@ -22,6 +22,7 @@ const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-afte
   --never-ready     never listen (for readiness timeouts)\n\
   --close-listener-after N\n\
                     close the listener after N connections, so later connects are refused\n\
+  --spin            keep one thread busy without end, idle or not (a server that spins while it waits)\n\
   --tag TEXT        ignored; lets tests find this process\n\
 The db endpoints read the database at DATABASE_URL (CONTRACT.md, \"db\").";
 
@@ -55,6 +56,14 @@ fn main() {
                 )
             }
             "--never-ready" => never_ready = true,
+            "--spin" => {
+                std::thread::spawn(|| {
+                    let mut x = 0u64;
+                    loop {
+                        x = std::hint::black_box(x.wrapping_add(1));
+                    }
+                });
+            }
             "--close-listener-after" => {
                 accept_limit = Some(
                     value()

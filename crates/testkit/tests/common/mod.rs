@@ -52,6 +52,7 @@ pub fn fake_server_with(
     .unwrap();
 }
 
+#[derive(Default)]
 pub struct Quiet {
     /// Cancel the run after this many finished cells.
     pub cancel_after: Option<(usize, Arc<AtomicBool>)>,
