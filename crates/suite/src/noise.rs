@@ -21,8 +21,10 @@ const PROBE_ITERS: u32 = 300_000;
 const PROBE_TRIALS: usize = 7;
 /// The longest the runner waits for quiet before a cell.
 pub const QUIET_MAX_WAIT: Duration = Duration::from_secs(10);
-/// How long each look at the machine's load lasts.
-const QUIET_WINDOW: Duration = Duration::from_millis(250);
+/// How long each look at the machine's load lasts: ten ticks of /proc/stat
+/// per CPU, enough to see half a core busy, and short, since the first look
+/// is part of every cell (a resident run's rounds have ~100 cells each).
+const QUIET_WINDOW: Duration = Duration::from_millis(100);
 
 /// One probe trial's work: integer arithmetic and a table in L1, nothing a
 /// compiler can fold away. Its time moves with the core's speed, the host's

@@ -183,6 +183,16 @@ impl Resident {
         let quiet = wait_for_quiet(env, Some(session.pid()));
         let cell = (scenario.name.clone(), key.connections);
         let first = !slot.warmed.contains(&cell);
+        let rewarmed;
+        let scenario = if !first && target.manifest.jit && warm.jit_rewarm > scenario.warmup {
+            rewarmed = Scenario {
+                warmup: warm.jit_rewarm,
+                ..scenario.clone()
+            };
+            &rewarmed
+        } else {
+            scenario
+        };
         // Warmed until steady the first time; after that the scenario's
         // fixed warm-up on the cell's own connections, before its window.
         let brief = Warm {

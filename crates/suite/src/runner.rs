@@ -675,7 +675,16 @@ pub fn run_suite(
     // takes, as measured, is what the budget of adaptive rounds is spent at.
     let later = fixed.split_off(fixed.partition_point(|c| c.key.repetition == first_round));
     let mut per_cell: Option<Duration> = None;
-    for (part, timed) in [(fixed, false), (later, true)] {
+    for (mut part, timed) in [(fixed, false), (later, true)] {
+        if timed && resident {
+            // A server that could not keep up with a fixed rate in the warm
+            // round is shown so there; its later rounds would measure it at
+            // a rate of its own, which ranks nothing.
+            let not_held = store.fixed_rate_not_held(run)?;
+            let before = part.len();
+            part.retain(|c| !not_held.contains(&c.key.cell()));
+            total -= before - part.len();
+        }
         let (n, part_began) = (part.len(), Instant::now());
         if !measure_all(
             req,
@@ -706,7 +715,7 @@ pub fn run_suite(
             .max(repetitions)
             + 1;
         loop {
-            let values = store.cell_rps(run)?;
+            let values = store.cell_figures(run)?;
             let spent = began.elapsed();
             let cost = |n: usize| match per_cell {
                 Some(c) => c * n as u32,
@@ -726,8 +735,14 @@ pub fn run_suite(
                     break;
                 }
             };
+            let not_held = if resident {
+                store.fixed_rate_not_held(run)?
+            } else {
+                HashSet::new()
+            };
             let mut planned: Vec<PlannedCell> = cells(suite, round..=round, &ready)
                 .filter(|c| open.binary_search(&c.key.cell()).is_ok() && !done.contains(&c.key))
+                .filter(|c| !not_held.contains(&c.key.cell()))
                 .collect();
             processes.order(&mut planned, work_seed, first_round);
             obs.event(Event::AdaptiveRound {

@@ -699,14 +699,21 @@ impl Store {
         Ok(detail)
     }
 
-    /// Each cell's good requests/s so far, by server, variant, scenario and
-    /// connections: what adaptive repetitions judge.
-    pub fn cell_rps(&self, run: i64) -> Result<HashMap<CellId, Vec<f64>>, StoreError> {
-        let failed = fail(&self.path, "reading the requests/s of a run's cells");
+    /// Each cell's figure so far, by server, variant, scenario and
+    /// connections: what adaptive repetitions judge. The figure a cell is
+    /// ranked by: its good requests/s, or at a fixed rate (where requests/s
+    /// is the rate) the server's CPU per request.
+    pub fn cell_figures(&self, run: i64) -> Result<HashMap<CellId, Vec<f64>>, StoreError> {
+        let failed = fail(&self.path, "reading the figures of a run's cells");
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT server, variant, scenario, connections, json_extract(result, '$.rps')
+                "SELECT server, variant, scenario, connections,
+                        CASE json_extract(facts, '$.kind')
+                            WHEN 'fixed-rate'
+                                THEN json_extract(facts, '$.server_cpu_us_per_request')
+                            ELSE json_extract(result, '$.rps')
+                        END
                  FROM measurements WHERE run_id = ?1 AND status = 'ok'
                  ORDER BY repetition",
             )

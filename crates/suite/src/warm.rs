@@ -34,6 +34,12 @@ pub struct Warm {
     /// One process per cell, one per server and round, or one per server
     /// for the whole run.
     pub process: ProcessScope,
+    /// With resident servers: after its first visit, a JIT runtime's cell
+    /// is re-warmed at least this long before its window (the scenario's
+    /// `warmup` when longer). A JVM that waited a minute for its turn runs
+    /// at 0.6 to 0.8 of its level for about a second
+    /// (bench/resident_rewarm.py; docs/method.md).
+    pub jit_rewarm: Duration,
 }
 
 /// How long a server process serves (a suite's `[warmup] process`).
@@ -56,6 +62,7 @@ impl Default for Warm {
             jit_fresh: None,
             startup: Duration::ZERO,
             process: ProcessScope::Cell,
+            jit_rewarm: Duration::ZERO,
         }
     }
 }
@@ -82,6 +89,8 @@ pub(crate) struct RawWarm {
     startup: Option<String>,
     #[serde(default)]
     process: Option<String>,
+    #[serde(default)]
+    jit_rewarm: Option<String>,
 }
 
 impl RawWarm {
@@ -170,11 +179,18 @@ impl RawWarm {
                 ))
             }
         };
+        let jit_rewarm = duration("jit_rewarm", &self.jit_rewarm)?;
+        if jit_rewarm.is_some() && process != ProcessScope::Run {
+            return Err(
+                "[warmup] `jit_rewarm` goes with `process = \"run\"` (resident servers)".into(),
+            );
+        }
         Ok(Warm {
             until_steady,
             jit_fresh,
             startup: duration("startup", &self.startup)?.unwrap_or_default(),
             process,
+            jit_rewarm: jit_rewarm.unwrap_or_default(),
         })
     }
 }

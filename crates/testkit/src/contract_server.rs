@@ -251,12 +251,36 @@ pub fn serve_contract_db(flaw: Flaw, database_url: Option<String>) -> TestServer
 /// crashes under load would. After `accept_limit` connections it closes its
 /// listener and serves only those, so later connects are refused: a server
 /// that turns away part of a connection storm.
+/// Spends `d` of this thread's CPU time (not wall time: a preempted thread
+/// spins on until it has used it), so a server asked to burn costs that much
+/// more CPU per request: a planted slowdown of a known size for the paired
+/// A/B gate (bench/ab_gate.py).
+fn burn_cpu(d: std::time::Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let now = || {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes the timespec it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    };
+    let until = now() + d;
+    while now() < until {
+        std::hint::spin_loop();
+    }
+}
+
 pub fn run_contract_server(
     listener: TcpListener,
     flaw: Flaw,
     crash_after: Option<u64>,
     accept_limit: Option<u64>,
     database_url: Option<String>,
+    burn: std::time::Duration,
 ) -> ! {
     let cache: Cache = Arc::default();
     let served = Arc::new(AtomicU64::new(0));
@@ -277,6 +301,7 @@ pub fn run_contract_server(
                     );
                     std::process::exit(3);
                 }
+                burn_cpu(burn);
             };
             let _ = handle(stream, flaw, &cache, &mut db, &count);
         });

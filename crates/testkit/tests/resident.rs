@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use common::{fake_server, request, scratch, Quiet};
 
+use netbench_records::resident::JUDGED_WAIT_S;
 use netbench_records::ServerEventKind;
 use netbench_suite::store::{MeasurementStatus, RunStatus, Store};
 use netbench_suite::{rounds, run_suite};
@@ -237,24 +238,26 @@ fn a_resident_server_that_spins_while_it_waits_is_recorded() {
     let work = scratch("resident-spin");
     let servers = work.join("servers");
     let tag = format!("resident-spin-{}", std::process::id());
-    fake_server(&servers, "quiet", "", &format!("--tag {tag}"));
+    for quiet in ["q1", "q2", "q3"] {
+        fake_server(&servers, quiet, "", &format!("--tag {tag}"));
+    }
     fake_server(&servers, "spinner", "", &format!("--spin --tag {tag}"));
-    let req = request(&suite("\"quiet\", \"spinner\"", 2), servers, &work);
+    // Waits of seconds: only those are judged (JUDGED_WAIT_S).
+    let suite = blank_only("\"q1\", \"q2\", \"q3\", \"spinner\"", 4)
+        .replace("duration = \"300ms\"", "duration = \"900ms\"");
+    let req = request(&suite, servers, &work);
     let mut store = Store::open_in_memory().unwrap();
     let outcome = run_suite(&req, &mut store, &mut Quiet::default()).unwrap();
     assert_eq!(outcome.status, RunStatus::Complete);
     let events = store.server_events(outcome.run).unwrap();
-    let waits = |server: &str| {
+    let judged = |quiet: bool| {
         events
             .iter()
-            .filter(|e| e.server == server && e.kind == ServerEventKind::Idle)
+            .filter(|e| e.kind == ServerEventKind::Idle && (e.server == "spinner") != quiet)
+            .filter(|e| e.waited_s.is_some_and(|w| w >= JUDGED_WAIT_S))
             .collect::<Vec<_>>()
     };
-    // A wait of a few milliseconds says little either way; the others
-    // must tell the two apart.
-    let long = |e: &&netbench_records::ServerEvent| e.waited_s.is_some_and(|w| w > 0.3);
-    let spinner: Vec<_> = waits("spinner").into_iter().filter(long).collect();
-    let quiet: Vec<_> = waits("quiet").into_iter().filter(long).collect();
+    let (spinner, quiet) = (judged(false), judged(true));
     assert!(!spinner.is_empty() && !quiet.is_empty(), "{events:?}");
     assert!(spinner.iter().all(|e| e.spinning()), "{spinner:?}");
     assert!(quiet.iter().all(|e| !e.spinning()), "{quiet:?}");

@@ -80,6 +80,42 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The fixed-rate cells of `run` whose server could not keep up with
+    /// the suite's rate in the first round (it was measured at a lower
+    /// one): with resident servers their later rounds are not run, since a
+    /// lower rate's CPU per request is not comparable with the row's. A
+    /// later round that misses the rate (a slow moment of the host) is kept
+    /// as measured, and the statistics leave that round out of the cell.
+    pub fn fixed_rate_not_held(
+        &self,
+        run: i64,
+    ) -> Result<std::collections::HashSet<netbench_records::CellId>, StoreError> {
+        let failed = fail(&self.path, "reading a run's fixed-rate cells");
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT server, variant, scenario, connections FROM measurements
+                 WHERE run_id = :run AND status = 'ok' AND repetition = 1
+                   AND json_extract(facts, '$.kind') = 'fixed-rate'
+                   AND json_extract(facts, '$.offered_per_s')
+                       < json_extract(facts, '$.rate_per_s')",
+            )
+            .map_err(&failed)?;
+        let rows = stmt
+            .query_map(named_params! { ":run": run }, |row| {
+                Ok(netbench_records::CellId {
+                    server: row.get("server")?,
+                    variant: row.get("variant")?,
+                    scenario: row.get("scenario")?,
+                    connections: row.get("connections")?,
+                })
+            })
+            .map_err(&failed)?;
+        rows.collect::<Result<_, _>>().map_err(&failed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

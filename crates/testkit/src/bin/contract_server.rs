@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use netbench_testkit::{run_contract_server, Flaw};
 
-const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--spin] [--tag TEXT]\n\
+const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-after N] [--never-ready] [--close-listener-after N] [--spin] [--burn-ns N] [--tag TEXT]\n\
   --flaw NAME       none (default), canned-work, cached-work, wrong-content-type, no-date, stuck-date, late-date-tick (not a flaw:\n\
                     a Date refreshed every 2 s), lax-dates, cached-db,\n\
                     ws-fixed-payload (WebSocket echoes of the right length, always `x`),\n\
@@ -23,6 +23,7 @@ const USAGE: &str = "usage: netbench-contract-server [--flaw NAME] [--crash-afte
   --close-listener-after N\n\
                     close the listener after N connections, so later connects are refused\n\
   --spin            keep one thread busy without end, idle or not (a server that spins while it waits)\n\
+  --burn-ns N       spend N ns more of a thread's CPU on every request (a planted slowdown)\n\
   --tag TEXT        ignored; lets tests find this process\n\
 The db endpoints read the database at DATABASE_URL (CONTRACT.md, \"db\").";
 
@@ -36,6 +37,7 @@ fn main() {
     let mut crash_after = None;
     let mut never_ready = false;
     let mut accept_limit = None;
+    let mut burn = Duration::ZERO;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || {
@@ -71,6 +73,13 @@ fn main() {
                         .unwrap_or_else(|_| fail("--close-listener-after takes a number")),
                 )
             }
+            "--burn-ns" => {
+                burn = Duration::from_nanos(
+                    value()
+                        .parse()
+                        .unwrap_or_else(|_| fail("--burn-ns takes a number of nanoseconds")),
+                )
+            }
             "--tag" => {
                 value();
             }
@@ -87,5 +96,12 @@ fn main() {
     let listener = TcpListener::bind(format!("{host}:{port}"))
         .unwrap_or_else(|e| fail(&format!("cannot listen on {host}:{port}: {e}")));
     let database_url = std::env::var("DATABASE_URL").ok();
-    run_contract_server(listener, flaw, crash_after, accept_limit, database_url)
+    run_contract_server(
+        listener,
+        flaw,
+        crash_after,
+        accept_limit,
+        database_url,
+        burn,
+    )
 }
