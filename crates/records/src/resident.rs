@@ -86,7 +86,9 @@ impl ServerEvent {
 
     /// It used more than [`SPINNING_CORES`] while it waited.
     pub fn spinning(&self) -> bool {
-        self.kind == ServerEventKind::Idle && self.idle_cores().is_some_and(|c| c > SPINNING_CORES)
+        self.kind == ServerEventKind::Idle
+            && self.waited_s.is_some_and(|w| w >= JUDGED_WAIT_S)
+            && self.idle_cores().is_some_and(|c| c > SPINNING_CORES)
     }
 }
 
