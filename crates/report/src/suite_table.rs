@@ -166,11 +166,11 @@ fn standing_name<S: serde::Serializer>(s: &Standing, ser: S) -> Result<S::Ok, S:
 /// its measurements, so normalised figures stay in requests/s at the run's
 /// typical speed.
 pub(crate) fn control_reference(run: &RunDetail) -> Option<f64> {
-    median(
-        run.measurements
+    crate::stats::median(
+        &run.measurements
             .iter()
             .filter_map(|m| m.noise.map(|n| n.probe_server_ns))
-            .collect(),
+            .collect::<Vec<f64>>(),
     )
 }
 
@@ -188,19 +188,6 @@ pub(crate) fn label(server: &str, variant: &str) -> String {
     } else {
         format!("{server}:{variant}")
     }
-}
-
-fn median(mut xs: Vec<f64>) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    Some(if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    })
 }
 
 /// Groups a run's throughput measurements (keep-alive, short-lived and
@@ -302,7 +289,7 @@ pub fn run_table(run: &RunDetail) -> RunTable {
             }
             c.rps_values = rps;
             c.noise = noise;
-            c.p99_ns = median(p99);
+            c.p99_ns = crate::stats::median(&p99);
             (k, c)
         })
         .collect();
