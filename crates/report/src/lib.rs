@@ -53,6 +53,7 @@ mod terminal_view;
 pub mod tiers;
 mod vendor;
 mod verify_text;
+mod view;
 
 pub use compare::{
     compare, compare_with, write_compare_text, CompareRow, Comparison, Metric, MetricShift, Verdict,
@@ -85,7 +86,10 @@ pub use load_context::{LoadContext, WorkSource};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;
 pub use markdown::write_markdown;
-pub use model::{build_report, Cell, Repetition, RepetitionFigures, Report, REPORT_FORMAT};
+pub use model::{
+    build_report, Cell, PairedRatio, Precision, Repetition, RepetitionFigures, Report, RowMethod,
+    RowRanking, TwinVerdict, REPORT_FORMAT,
+};
 pub use protocols::ProtocolRow;
 pub use resources::ServerUse;
 pub use spectrum::{Spectrum, SpectrumPoint};

@@ -24,18 +24,6 @@ pub fn too_noisy(s: &Summary) -> bool {
     s.cv > NOISY_CV
 }
 
-/// The half-width of the 95% interval of the mean, relative to the mean:
-/// 0.05 means ±5%. None with fewer than two values or a zero mean.
-pub fn relative_half_width(s: &Summary) -> Option<f64> {
-    let (lo, hi) = s.ci95?;
-    (s.mean != 0.0).then(|| (hi - lo) / 2.0 / s.mean.abs())
-}
-
-/// Whether `s` has a 95% interval within `target` of its mean.
-pub fn within(s: Option<&Summary>, target: f64) -> bool {
-    s.and_then(relative_half_width).is_some_and(|w| w <= target)
-}
-
 /// Whether the confidence intervals of two cells overlap, so that a table
 /// should call their difference within noise. Overlap is the cautious test:
 /// intervals that do not overlap mean a real difference, while overlapping

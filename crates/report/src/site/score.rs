@@ -57,9 +57,8 @@ impl RunScores {
     }
 }
 
-/// The composite scores of a run's servers, from the figures its table
-/// ranks each row by (normalised by the machine-speed control when the
-/// whole row has it, else raw: [`crate::CellStats::ranked_values`]).
+/// The composite scores of a run's servers, from each cell's requests/s
+/// over its repetitions.
 pub fn run_scores(r: &Report) -> RunScores {
     let servers = &r.columns;
     let mut rows: Vec<Vec<(usize, Vec<f64>)>> = Vec::new();
@@ -70,7 +69,7 @@ pub fn run_scores(r: &Report) -> RunScores {
                 .enumerate()
                 .filter_map(|(i, s)| {
                     let c = r.cell(&t.name, conns, s)?;
-                    let v = c.stats.ranked_values();
+                    let v = &c.stats.rps_values;
                     (v.len() >= MIN_REPETITIONS && v.iter().all(|x| x.is_finite() && *x > 0.0))
                         .then(|| (i, v.to_vec()))
                 })
