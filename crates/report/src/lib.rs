@@ -35,6 +35,7 @@ mod markdown;
 mod model;
 mod network;
 mod offers;
+mod pair;
 mod palette;
 mod protocols;
 mod protocols_view;
@@ -89,6 +90,10 @@ pub use markdown::write_markdown;
 pub use model::{
     build_report, Cell, PairedRatio, Precision, Repetition, RepetitionFigures, Report, RowMethod,
     RowRanking, TwinVerdict, REPORT_FORMAT,
+};
+pub use pair::{
+    compare_pair, judge_pair, pair_headline, pair_json, write_pair_gate, write_pair_text,
+    PairBreach, PairComparison, PairError, PairGate, PairRow, PAIR_FORMAT,
 };
 pub use protocols::ProtocolRow;
 pub use resources::ServerUse;
