@@ -182,14 +182,7 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
             )?;
         }
     }
-    for c in &r.conformance {
-        for (name, value) in [
-            ("conformance_passed", c.passed),
-            ("conformance_total", c.total),
-        ] {
-            writeln!(out, "{run},,,,{},,{name},cases,{value}", field(&c.server))?;
-        }
-    }
+    crate::view::csv::section_by_id(out, r, "conformance", field, |t| protocol(t).to_string())?;
     for s in &r.startup.servers {
         let (test, proto) = match s.test.as_deref() {
             Some(t) => (field(t), protocol(t)),

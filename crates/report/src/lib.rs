@@ -9,7 +9,6 @@ mod compare;
 mod compare_html;
 mod compare_shift;
 mod conformance;
-mod conformance_view;
 mod csv;
 mod environment;
 mod flag;

@@ -3,13 +3,14 @@
 //! with a `section(&Report) -> Option<Section>` (None when the run has
 //! nothing for it) and one line in [`LIST`]; every view writes it.
 
+mod conformance;
 mod ranking;
 
 use super::section::Section;
 use super::Report;
 
 /// Every section builder, in the order the views write them.
-const LIST: &[fn(&Report) -> Option<Section>] = &[ranking::section];
+const LIST: &[fn(&Report) -> Option<Section>] = &[ranking::section, conformance::section];
 
 /// The run's sections, in [`LIST`]'s order, those it has nothing for left
 /// out.
