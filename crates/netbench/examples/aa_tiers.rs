@@ -29,13 +29,13 @@ use netbench_suite::store::Store;
 /// A cell's key in a run's table: scenario, connections, server label.
 type Key = (String, u32, String);
 
-/// The usable repetitions of each cell, as the table ranks them.
+/// The usable repetitions of each cell (requests/s).
 fn usable(table: &RunTable) -> BTreeMap<Key, Vec<f64>> {
     table
         .cells
         .iter()
         .filter(|(_, c)| !c.noisy())
-        .map(|(k, c)| (k.clone(), c.ranked_values().to_vec()))
+        .map(|(k, c)| (k.clone(), c.rps_values.clone()))
         .filter(|(_, v)| !v.is_empty())
         .collect()
 }

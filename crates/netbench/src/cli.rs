@@ -51,7 +51,8 @@ pub(crate) enum Command {
     #[command(after_help = REPORT_HELP)]
     Report(ReportArgs),
     /// Compare two stored runs cell by cell: the change of each median with
-    /// its 95% interval, and whether it is significant.
+    /// its 95% interval, and whether it is significant; or, with --pair, two
+    /// server variants of one run, paired within its rounds.
     #[command(after_help = COMPARE_HELP)]
     Compare(CompareArgs),
     /// Merge the histogram files of loads run in several processes or on
@@ -174,10 +175,20 @@ pub(crate) struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct CompareArgs {
-    /// The baseline run.
+    /// The baseline run (with --pair: the run holding both variants).
     pub run_a: i64,
-    /// The run compared against it.
-    pub run_b: i64,
+    /// The run compared against it (not with --pair).
+    #[arg(required_unless_present = "pair")]
+    pub run_b: Option<i64>,
+    /// Compare two server variants of one run, B against A, paired within
+    /// its rounds, such as `--pair rust-hyper rust-hyper:slow` (see below).
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["A", "B"],
+        conflicts_with_all = ["run_b", "absolute", "noise_floor", "max_floor"]
+    )]
+    pub pair: Option<Vec<String>>,
     #[command(flatten)]
     pub store: StoreArgs,
     /// Write here instead of standard output.

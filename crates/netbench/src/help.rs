@@ -78,7 +78,7 @@ Every report is rebuilt from the SQLite store alone, so it can be written again
   md    the summary table and the servers' table in Markdown, for a README.
   csv   long format: one row per repetition and metric (run, suite, test,
         protocol, connections, server, repetition, metric, unit, value).
-  json  everything the HTML shows, as data (format netbench-report/1).
+  json  everything the HTML shows, as data (format netbench-report/2).
 md, csv and json go to standard output unless -o is given.
 
 Exit codes:
@@ -146,17 +146,33 @@ section follows the comparison (JSON: a `gate` object; HTML: a section at the
 top); with -o or --format json its text also goes to stderr. See
 docs/regression-gate.md.
 
+Paired A/B (--pair A B, with one run): two variants of a server measured in
+the same run (two commits, two allocators, two flags), compared row by row by
+their paired ratio: B / A in every round where both have a figure, the median
+of those ratios with its bootstrap 95% interval (5 or more rounds). A slow
+round of the host slows both alike and leaves the ratio alone, which makes
+this the way to gate a change on a noisy machine. With --fail-on, a row fails
+a rule such as rps<-5% when the interval of its change lies wholly below 0
+(a fall is shown) and reaches below -5% (a fall of 5% is not ruled out): it
+passes when no fall is shown, or the fall is shown smaller than 5%. The
+metrics are rps, p99 and cpu_per_req (a fixed-rate row's server CPU per
+request). Rows where A has good rounds and B none fail the gate; a row of
+fewer than 5 rounds with both is not judged, and a gate that judged nothing
+fails. Text or JSON (a `gate` object) only. See docs/regression-gate.md.
+
 Exit codes:
   0    the comparison was written; with --fail-on, no row moved beyond a rule
        and beyond noise
   1    --fail-on: a row moved beyond a rule and beyond noise, a cell measured in
-       A has no good repetition in B, nothing could be judged, or (with
-       --max-floor) a row's noise floor is above it (the comparison is still
-       written)
-  2    bad usage (a --fail-on rule that cannot be read, among others), no such
-       run, or the file could not be written
+       A has no good repetition in B (with --pair: a row of A with no round
+       of B), nothing could be judged, or (with --max-floor) a row's noise
+       floor is above it (the comparison is still written)
+  2    bad usage (a --fail-on rule that cannot be read, --pair naming a
+       server the run does not have, among others), no such run, or the file
+       could not be written
 
 Examples:
+  netbench compare 7 --pair rust-hyper rust-hyper:slow --fail-on 'rps<-5%'
   netbench compare 1 2 --format html -o compare.html
   netbench compare 1 2 --fail-on 'rps<-5%,p99>+10%'
   netbench compare 1 2 --fail-on 'rps<-5%' --format html -o compare.html

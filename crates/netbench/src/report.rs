@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use netbench_report::{
-    build_report, compare_json, compare_with as compare_runs, judge_gate_with,
-    write_compare_html_gated, write_compare_text, write_csv, write_gate_text, write_html,
-    write_markdown, GateOptions, Report,
+    build_report, compare_json, compare_pair, compare_with as compare_runs, judge_gate_with,
+    judge_pair, pair_json, write_compare_html_gated, write_compare_text, write_csv,
+    write_gate_text, write_html, write_markdown, write_pair_gate, write_pair_text, GateOptions,
+    Report,
 };
 use netbench_suite::store::Store;
 
@@ -114,9 +115,15 @@ fn default_html_path(db: &Path, run: i64) -> PathBuf {
 }
 
 pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
+    if let Some(pair) = &args.pair {
+        return compare_variants(&args, &pair[0], &pair[1]);
+    }
     let store = open_existing(&args.store)?;
     let a = load(&store, args.run_a)?;
-    let b = load(&store, args.run_b)?;
+    let run_b = args
+        .run_b
+        .context("compare needs a second run, or --pair A B")?;
+    let b = load(&store, run_b)?;
     let c = compare_runs(&a, &b, !args.absolute);
     let options = GateOptions {
         noise_floor: args.noise_floor,
@@ -147,6 +154,33 @@ pub(crate) fn compare(args: CompareArgs) -> Result<u8> {
     // does not carry it as text.
     if args.output.is_some() || args.format != CompareFormat::Text {
         write_gate_text(&mut std::io::stderr().lock(), &gate)?;
+    }
+    Ok(if gate.passed() {
+        exit::OK
+    } else {
+        exit::REGRESSION
+    })
+}
+
+/// `compare RUN --pair A B`: two variants of one run, paired within its
+/// rounds (the report library's `pair`), judged by --fail-on when given.
+fn compare_variants(args: &CompareArgs, a: &str, b: &str) -> Result<u8> {
+    if args.format == CompareFormat::Html {
+        bail!("--pair writes text or JSON; use --format text or --format json");
+    }
+    let store = open_existing(&args.store)?;
+    let report = load(&store, args.run_a)?;
+    let p = compare_pair(&report, a, b)?;
+    let gate = args.fail_on.as_ref().map(|rules| judge_pair(&p, rules));
+    write_out(args.output.as_deref(), |mut out| match args.format {
+        CompareFormat::Json => write_json(out, &pair_json(&p, gate.as_ref())),
+        _ => write_pair_text(&mut out, &p, gate.as_ref()),
+    })?;
+    let Some(gate) = gate else {
+        return Ok(exit::OK);
+    };
+    if args.output.is_some() || args.format != CompareFormat::Text {
+        write_pair_gate(&mut std::io::stderr().lock(), &gate)?;
     }
     Ok(if gate.passed() {
         exit::OK

@@ -131,7 +131,8 @@
     }
     return ' · ' + Math.round(b.share * 100) + '%';
   };
-  const barText = (spec, b) => figureOf(spec, b.value) + shareText(spec, b) + (b.flags ? '  ' + b.flags : '');
+  const barText = (spec, b) => figureOf(spec, b.value) + shareText(spec, b) + (b.rank ? ' · #' + b.rank.replace(/^#/, '') : '')
+    + (b.flags ? '  ' + b.flags : '');
   const LABEL_FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
 
   // The figure, share and marks of each bar in a column right of the plot,
@@ -302,7 +303,8 @@
                 if (item.dataset.dots) return [];
                 const b = bars[item.dataIndex];
                 const lines = [b.model + (b.tier != null ? ', tier T' + b.tier : '')];
-                if (b.raw != null) lines.push('raw median: ' + num(b.raw) + ' requests/s');
+                if (b.rank != null) lines.push('rank interval in the row: ' + b.rank + ' (95% of resampled rounds)');
+                if (b.spread != null) lines.push('relative figure ' + b.spread + ' (its 95% interval, over its median)');
                 if (b.share != null) {
                   lines.push(spec.lower_first ? '×' + b.share.toFixed(2) + ' ' + bars[0].server + '\'s'
                     : Math.round(b.share * 100) + '% of ' + bars[0].server);

@@ -22,6 +22,13 @@
 //!
 //! Each probed server's conformance (issue 33) is two rows with only the
 //! server named: `conformance_passed` and `conformance_total` (cases).
+//!
+//! The figures over rounds (issue 43), repetition empty: each cell's
+//! `rps_median`, `relative`, `rank`, `ratio_to_next` (and each with
+//! `_ci95_low` and `_ci95_high`), `ratio_to_next_told_apart`, each A/A
+//! twin's `twin_ratio` and `twin_tied` (named by the twin), and the fixed
+//! rate's `fixed_cpu_per_request_median`, `fixed_p99_median` and
+//! `fixed_rank` with their intervals.
 
 use std::io::{self, Write};
 
@@ -127,6 +134,42 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
             )?;
         }
     }
+    // The sections built as data (rankings over rounds, ...).
+    crate::view::csv::section_by_id(out, r, "ranking", field, |t| protocol(t).to_string())?;
+    // The fixed rate's figures over rounds.
+    for f in &r.kinds.fixed_rate {
+        let mut m: Vec<(String, &'static str, f64)> = Vec::new();
+        let mut estimate = |name: &str, unit: &'static str, e: &netbench_stats::Estimate| {
+            m.push((name.to_string(), unit, e.value));
+            if let Some((lo, hi)) = e.ci95 {
+                m.push((format!("{name}_ci95_low"), unit, lo));
+                m.push((format!("{name}_ci95_high"), unit, hi));
+            }
+        };
+        if let Some(e) = &f.cpu_per_request {
+            estimate("fixed_cpu_per_request_median", "us", e);
+        }
+        if let Some(e) = &f.p99 {
+            estimate("fixed_p99_median", "ns", e);
+        }
+        if let Some(rank) = f.rank {
+            m.push(("fixed_rank".into(), "rank", rank.rank as f64));
+            if let Some((lo, hi)) = rank.ci95 {
+                m.push(("fixed_rank_ci95_low".into(), "rank", lo as f64));
+                m.push(("fixed_rank_ci95_high".into(), "rank", hi as f64));
+            }
+        }
+        for (name, unit, value) in m {
+            writeln!(
+                out,
+                "{run},{},{},{},{},,{name},{unit},{value}",
+                field(&f.test),
+                protocol(&f.test),
+                f.connections,
+                field(&f.server)
+            )?;
+        }
+    }
     for p in &r.protocols {
         for (name, unit, value) in protocol_metrics(p) {
             writeln!(
@@ -139,14 +182,7 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
             )?;
         }
     }
-    for c in &r.conformance {
-        for (name, value) in [
-            ("conformance_passed", c.passed),
-            ("conformance_total", c.total),
-        ] {
-            writeln!(out, "{run},,,,{},,{name},cases,{value}", field(&c.server))?;
-        }
-    }
+    crate::view::csv::section_by_id(out, r, "conformance", field, |t| protocol(t).to_string())?;
     for s in &r.startup.servers {
         let (test, proto) = match s.test.as_deref() {
             Some(t) => (field(t), protocol(t)),

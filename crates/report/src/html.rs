@@ -32,6 +32,7 @@ fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Resul
     crate::summary_view::summary_html(&mut b, r, &colors);
     let mut ranked = RankedCharts::default();
     crate::ranked_view::throughput_html(&mut b, r, &colors, &mut ranked);
+    crate::view::html::section_by_id(&mut b, r, &colors, "ranking");
     crate::protocols_view::protocols_html(&mut b, r, &colors, &mut ranked);
     crate::ranked_view::latency_html(&mut b, r, &colors, &mut ranked);
     crate::ranked_view::resources_html(&mut b, r, &colors, &mut ranked);
@@ -44,7 +45,7 @@ fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Resul
     crate::axes::models_html(&mut b, r, &colors);
     crate::kind_html::kinds_html(&mut b, r, &colors, &mut ranked);
     crate::hostile_view::hostile_html(&mut b, r, &colors, &mut ranked);
-    crate::conformance_view::conformance_html(&mut b, r, &colors);
+    crate::view::html::section_by_id(&mut b, r, &colors, "conformance");
     servers(&mut b, r, &colors);
     environment(&mut b, r);
     failures(&mut b, r);
@@ -101,7 +102,7 @@ fn header(b: &mut String, r: &Report, title: &str, up: Option<&str>) {
     let _ = write!(
         b,
         "<p class=\"meta\">{} · {} CPUs online · {} · Linux {} · server on CPUs {}, client on CPUs {}</p>\
-         <nav><a href=\"#summary\">Summary</a><a href=\"#throughput\">Throughput</a>{}\
+         <nav><a href=\"#summary\">Summary</a><a href=\"#throughput\">Throughput</a>{}{}\
          <a href=\"#latency\">Latency</a><a href=\"#resources\">Server CPU and memory</a>\
          <a href=\"#startup\">Start-up</a>{}{}\
          <a href=\"#servers\">Servers</a><a href=\"#environment\">Environment</a></nav></header>",
@@ -111,6 +112,11 @@ fn header(b: &mut String, r: &Report, title: &str, up: Option<&str>) {
         esc(env["kernel"].as_str().unwrap_or("?")),
         esc(&r.run.placement["server"].to_string()),
         esc(&r.run.placement["client"].to_string()),
+        r.sections
+            .iter()
+            .filter(|s| s.id == "ranking")
+            .map(|s| format!("<a href=\"#{}\">{}</a>", esc(s.id), esc(&s.title)))
+            .collect::<String>(),
         if r.protocols.is_empty() {
             ""
         } else {

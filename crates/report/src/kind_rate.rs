@@ -1,12 +1,17 @@
 //! The open-loop kinds' rows: a rate sweep's latency against offered load
 //! with its peak and knee, and the fixed rate's server CPU per request,
-//! ranked lowest first; medians over the repetitions.
+//! ranked lowest first; medians over the repetitions. The fixed rate is
+//! what ranks servers the client cannot saturate (issue 43 item 6): its CPU
+//! per request and p99 carry their intervals over rounds, and the servers
+//! that held the rate their rank intervals.
 
 use std::collections::BTreeMap;
 
 use netbench_records::facts::{Facts, FixedRateFacts, SweepFacts};
 use netbench_records::RunDetail;
 use serde::Serialize;
+
+use netbench_stats::{median_interval, rank_row, Bootstrap, Estimate, RankInterval, Rounds};
 
 use crate::format::{format_duration_ns, thousands};
 use crate::kinds::{groups, median, KindSection, KindTable, ScenarioInfo};
@@ -63,6 +68,17 @@ pub struct FixedRateRow {
     pub server_cpu_us_per_request: Option<f64>,
     /// Offered less than the suite's rate: not the same work as the others.
     pub reduced: bool,
+    /// Offered the suite's rate and answered at least 99% of it (median
+    /// over the rounds): only such a server is ranked.
+    pub holds_rate: bool,
+    /// Server CPU per request (µs): the median over the rounds with its
+    /// bootstrap 95% interval (none below 5 rounds).
+    pub cpu_per_request: Option<Estimate>,
+    /// p99 latency (ns) at the rate, the same way.
+    pub p99: Option<Estimate>,
+    /// Its rank by CPU per request (1 the lowest) among the servers of its
+    /// test that held the rate, with the rank's 95% interval.
+    pub rank: Option<RankInterval>,
 }
 
 /// The knee over repetitions: a missing knee counts as 0 (below any rate),
@@ -150,6 +166,14 @@ pub(crate) fn fixed_rows(
             let med = |v: &dyn Fn(&FixedRateFacts) -> f64| median(f.iter().map(|x| v(x)));
             let rate = med(&|x| x.rate_per_s);
             let offered = med(&|x| x.offered_per_s);
+            let achieved = med(&|x| x.achieved_per_s);
+            let reduced = matches!((rate, offered), (Some(r), Some(o)) if o < r * 0.999);
+            let boot = Bootstrap::default();
+            let cpu: Vec<f64> = f
+                .iter()
+                .filter_map(|x| x.server_cpu_us_per_request)
+                .collect();
+            let p99: Vec<f64> = f.iter().map(|x| x.p99_ns).collect();
             FixedRateRow {
                 test: g.test.clone(),
                 server: g.server.clone(),
@@ -159,16 +183,20 @@ pub(crate) fn fixed_rows(
                 failure: g.failure.clone(),
                 rate_per_s: rate,
                 offered_per_s: offered,
-                achieved_per_s: med(&|x| x.achieved_per_s),
+                achieved_per_s: achieved,
                 p50_ns: med(&|x| x.p50_ns),
                 p99_ns: med(&|x| x.p99_ns),
-                server_cpu_us_per_request: median(
-                    f.iter().filter_map(|x| x.server_cpu_us_per_request),
-                ),
-                reduced: matches!((rate, offered), (Some(r), Some(o)) if o < r * 0.999),
+                server_cpu_us_per_request: median(cpu.iter().copied()),
+                reduced,
+                holds_rate: !reduced
+                    && matches!((offered, achieved), (Some(o), Some(a)) if a >= o * 0.99),
+                cpu_per_request: median_interval(&cpu, &boot),
+                p99: median_interval(&p99, &boot),
+                rank: None,
             }
         })
         .collect();
+    rank_fixed(&mut rows, run, scenarios, columns);
     // Within each test (the groups come in suite order), lowest CPU per
     // request first; a server without the figure goes last.
     rows.sort_by(|a, b| {
@@ -179,6 +207,79 @@ pub(crate) fn fixed_rows(
             .then(cpu(a).total_cmp(&cpu(b)))
     });
     rows
+}
+
+/// Ranks each fixed-rate test's servers that held the rate by CPU per
+/// request over rounds (lowest first), paired within rounds like the
+/// throughput rows: a round slower for every server leaves the ranks alone.
+fn rank_fixed(
+    rows: &mut [FixedRateRow],
+    run: &RunDetail,
+    scenarios: &BTreeMap<String, ScenarioInfo>,
+    columns: &[String],
+) {
+    fn pick(f: &Facts) -> Option<&FixedRateFacts> {
+        match f {
+            Facts::FixedRate(x) => Some(x),
+            _ => None,
+        }
+    }
+    let groups = groups(run, scenarios, columns, "fixed-rate", pick);
+    let mut tests: Vec<(String, u32)> = Vec::new();
+    for r in rows.iter() {
+        if !tests.contains(&(r.test.clone(), r.connections)) {
+            tests.push((r.test.clone(), r.connections));
+        }
+    }
+    for (test, connections) in tests {
+        let held: Vec<usize> = (0..rows.len())
+            .filter(|&i| {
+                rows[i].test == test && rows[i].connections == connections && rows[i].holds_rate
+            })
+            .collect();
+        let by_round: Vec<Vec<(u32, f64)>> = held
+            .iter()
+            .map(|&i| {
+                groups
+                    .iter()
+                    .find(|g| {
+                        g.test == test && g.connections == connections && g.server == rows[i].server
+                    })
+                    .map_or_else(Vec::new, |g| {
+                        g.facts
+                            .iter()
+                            .filter_map(|(f, m)| {
+                                Some((m.key.repetition, f.server_cpu_us_per_request?))
+                            })
+                            .collect()
+                    })
+            })
+            .collect();
+        let rounds = by_round
+            .iter()
+            .flatten()
+            .map(|(r, _)| *r as usize)
+            .max()
+            .unwrap_or(0);
+        let table = Rounds::new(
+            by_round
+                .iter()
+                .map(|v| {
+                    let mut out = vec![None; rounds];
+                    for &(r, x) in v {
+                        if r >= 1 {
+                            out[r as usize - 1] = Some(x);
+                        }
+                    }
+                    out
+                })
+                .collect(),
+        );
+        let ranking = rank_row(&table, false, &[], &Bootstrap::default());
+        for (k, &i) in held.iter().enumerate() {
+            rows[i].rank = ranking.rank[k];
+        }
+    }
 }
 
 pub(crate) fn sweep_metrics(s: &SweepFacts) -> Vec<(String, &'static str, f64)> {
@@ -243,6 +344,36 @@ pub(crate) fn offered_text(r: &FixedRateRow) -> String {
 
 pub(crate) fn cpu_text(v: Option<f64>) -> String {
     v.map_or("-".into(), |c| format!("{c:.1} µs"))
+}
+
+/// "12.5 µs ±2%": the median CPU per request with its spread.
+fn cpu_interval_text(r: &FixedRateRow) -> String {
+    let spread = crate::suite_table::spread_text(r.cpu_per_request.and_then(|e| e.half_width()));
+    match spread {
+        Some(s) => format!("{} {s}", cpu_text(r.server_cpu_us_per_request)),
+        None => cpu_text(r.server_cpu_us_per_request),
+    }
+}
+
+/// "1.00ms [0.95ms–1.10ms]": the median p99 with its interval.
+fn p99_interval_text(r: &FixedRateRow) -> String {
+    let median = r.p99_ns.map_or("-".into(), format_duration_ns);
+    match r.p99.and_then(|e| e.ci95) {
+        Some((lo, hi)) => format!(
+            "{median} [{}–{}]",
+            format_duration_ns(lo),
+            format_duration_ns(hi)
+        ),
+        None => median,
+    }
+}
+
+/// "#1–2", "not ranked: did not hold the rate", or "-".
+fn fixed_rank_text(r: &FixedRateRow) -> String {
+    if !r.holds_rate {
+        return "not ranked: did not hold the rate".into();
+    }
+    crate::suite_table::rank_text(r.rank).unwrap_or_else(|| "-".into())
 }
 
 pub(crate) fn sweep_section(sweeps: &[SweepRow]) -> Option<KindSection> {
@@ -320,8 +451,9 @@ pub(crate) fn fixed_section(fixed: &[FixedRateRow]) -> Option<KindSection> {
                 r.server.clone(),
                 offered_text(r),
                 rate(r.achieved_per_s),
-                r.p99_ns.map_or("-".into(), format_duration_ns),
-                cpu_text(r.server_cpu_us_per_request),
+                p99_interval_text(r),
+                cpu_interval_text(r),
+                fixed_rank_text(r),
             ]
         })
         .collect();
@@ -330,7 +462,11 @@ pub(crate) fn fixed_section(fixed: &[FixedRateRow]) -> Option<KindSection> {
         title: "Server CPU at a fixed rate",
         legend: "Every server offered the same rate (less where it could not keep up, said so), \
                  ranked by the server's CPU time per answered request, lowest first: efficiency \
-                 at equal work. Medians over the repetitions."
+                 at equal work, and what ranks servers the client cannot saturate. Medians over \
+                 the rounds; ±x%: half the bootstrap 95% interval of the CPU per request over \
+                 its median; p99 [its 95% interval]; rank: the rank interval among the servers \
+                 that held the rate (paired within rounds); a server that did not hold it is \
+                 shown, not ranked. Rows of fewer than 5 rounds carry no interval."
             .into(),
         tables: vec![KindTable::new(
             &[
@@ -340,6 +476,7 @@ pub(crate) fn fixed_section(fixed: &[FixedRateRow]) -> Option<KindSection> {
                 "achieved",
                 "p99",
                 "server CPU per request",
+                "rank",
             ],
             rows,
         )],
@@ -444,9 +581,66 @@ mod tests {
         let md = String::from_utf8(md).unwrap();
         assert!(
             md.contains(
-                "| fixed | b | 3,600/s (suite's 5,000/s too fast) | 3,600/s | 1.00ms | 12.5 µs |"
+                "| fixed | b | 3,600/s (suite's 5,000/s too fast) | 3,600/s | 1.00ms | 12.5 µs | not ranked: did not hold the rate |"
             ),
             "{md}"
         );
+    }
+
+    /// Issue 43 item 6: over rounds, CPU per request and p99 carry their
+    /// intervals, the servers that held the rate are ranked with rank
+    /// intervals, one that did not is shown and not ranked.
+    #[test]
+    fn issue43_the_fixed_rate_ranks_with_intervals_over_rounds() {
+        let speed = [1.0, 1.5, 1.0, 0.98, 1.02, 1.01, 0.99];
+        let mut ms = Vec::new();
+        for (i, s) in speed.iter().enumerate() {
+            let round = i as u32 + 1;
+            let jitter = 1.0 + 0.002 * f64::from(round % 3);
+            ms.push(measurement(
+                "a",
+                "fixed",
+                10,
+                round,
+                Some(fixed(5000.0, Some(30.0 * s * jitter))),
+                None,
+            ));
+            ms.push(measurement(
+                "b",
+                "fixed",
+                10,
+                round,
+                Some(fixed(5000.0, Some(20.0 * s / jitter))),
+                None,
+            ));
+            ms.push(measurement(
+                "c",
+                "fixed",
+                10,
+                round,
+                Some(fixed(3000.0, Some(5.0 * s))),
+                None,
+            ));
+        }
+        let mut r = run(SUITE, ms);
+        r.servers.push(netbench_records::fixtures::server("c", ""));
+        let columns = ["a".to_string(), "b".into(), "c".into()];
+        let rows = fixed_rows(&r, &crate::kinds::scenarios(&r), &columns);
+        let by = |s: &str| rows.iter().find(|r| r.server == s).unwrap();
+        assert_eq!(by("b").rank.unwrap().ci95, Some((1, 1)));
+        assert_eq!(by("a").rank.unwrap().ci95, Some((2, 2)));
+        assert!(!by("c").holds_rate && by("c").rank.is_none());
+        let cpu = by("a").cpu_per_request.unwrap();
+        assert_eq!(cpu.n, 7);
+        assert!(
+            cpu.ci95.is_some() && (cpu.value - 30.0).abs() < 1.0,
+            "{cpu:?}"
+        );
+        assert!(by("a").p99.unwrap().ci95.is_some());
+        let table = &fixed_section(&rows).unwrap().tables[0];
+        let a = table.rows.iter().find(|r| r[1] == "a").unwrap();
+        assert_eq!(a[6], "#2");
+        assert!(a[5].starts_with("30.") && a[5].contains(" ±"), "{a:?}");
+        assert_eq!(a[4], "1.00ms [1.00ms–1.00ms]");
     }
 }

@@ -15,7 +15,6 @@ use crate::kind_idle::IdleRow;
 use crate::kind_rate::{FixedRateRow, SweepRow};
 use crate::kind_short::ShortGroup;
 use crate::kind_storm::StormRow;
-use crate::stats::summarize;
 use crate::suite_table::label;
 
 /// What the run recorded of one scenario, as far as the reports need it.
@@ -89,7 +88,7 @@ pub(crate) fn in_throughput_tables(kind: &str) -> bool {
 
 /// The median of the values, NaN left out; None when there are none.
 pub(crate) fn median(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
-    summarize(&xs.into_iter().collect::<Vec<_>>()).map(|s| s.median)
+    crate::stats::median(&xs.into_iter().collect::<Vec<_>>())
 }
 
 /// The repetitions of one cell of a kind: its good facts and its failures.

@@ -9,7 +9,6 @@ mod compare;
 mod compare_html;
 mod compare_shift;
 mod conformance;
-mod conformance_view;
 mod csv;
 mod environment;
 mod flag;
@@ -35,6 +34,7 @@ mod markdown;
 mod model;
 mod network;
 mod offers;
+mod pair;
 mod palette;
 mod protocols;
 mod protocols_view;
@@ -53,6 +53,7 @@ mod terminal_view;
 pub mod tiers;
 mod vendor;
 mod verify_text;
+mod view;
 
 pub use compare::{
     compare, compare_with, write_compare_text, CompareRow, Comparison, Metric, MetricShift, Verdict,
@@ -85,7 +86,14 @@ pub use load_context::{LoadContext, WorkSource};
 pub use load_json::{load_json, LOAD_SCHEMA_VERSION};
 pub use load_text::write_load_text;
 pub use markdown::write_markdown;
-pub use model::{build_report, Cell, Repetition, RepetitionFigures, Report, REPORT_FORMAT};
+pub use model::{
+    build_report, Cell, PairedRatio, Precision, Repetition, RepetitionFigures, Report, RowMethod,
+    RowRanking, TwinVerdict, REPORT_FORMAT,
+};
+pub use pair::{
+    compare_pair, judge_pair, pair_headline, pair_json, write_pair_gate, write_pair_text,
+    PairBreach, PairComparison, PairError, PairGate, PairRow, PAIR_FORMAT,
+};
 pub use protocols::ProtocolRow;
 pub use resources::ServerUse;
 pub use spectrum::{Spectrum, SpectrumPoint};

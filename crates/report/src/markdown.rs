@@ -7,7 +7,7 @@ use crate::flag::{measured_legend, warnings_legend, Flag};
 use crate::format::{bytes, cell, thousands};
 use crate::model::{tier_str, Report};
 use crate::palette::model_name;
-use crate::suite_table::{cell_text, standing_mark, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND};
+use crate::suite_table::{cell_text, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND};
 
 /// Writes the Markdown report.
 pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
@@ -25,6 +25,9 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         env["os"].as_str().unwrap_or("unknown OS"),
         env["kernel"].as_str().unwrap_or("unknown kernel"),
     )?;
+    for note in r.rows.iter().filter_map(|row| row.client_bound_note()) {
+        writeln!(out, "**Note:** {}\n", cell(&note))?;
+    }
     table_head(out, &r.columns)?;
     for t in &r.tests {
         for &c in &t.connections {
@@ -49,11 +52,14 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
         warnings_legend(),
         crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"))
     )?;
+    if let Some(line) = r.precision.line() {
+        writeln!(out, "{}.\n", cell(&line))?;
+    }
     for note in &r.run.notes {
         writeln!(out, "{note}\n")?;
     }
+    crate::view::markdown::section_by_id(out, r, "ranking")?;
     crate::protocols::write_markdown(out, &r.protocols)?;
-    write_normalised(out, r)?;
     write_allocators(out, r)?;
     write_models(out, r)?;
     if let Some(p) = r.placements() {
@@ -62,7 +68,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     crate::kinds::write_markdown(out, &r.kinds)?;
     crate::hostile_view::write_markdown(out, &r.hostile)?;
     crate::startup_view::write_markdown(out, &r.startup)?;
-    crate::conformance_view::write_markdown(out, &r.conformance)?;
+    crate::view::markdown::section_by_id(out, r, "conformance")?;
 
     writeln!(
         out,
@@ -189,55 +195,6 @@ fn write_models(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
-}
-
-/// The same table normalised by the machine-speed control, when the run
-/// carries it, with how many cells settle within ±5% either way.
-fn write_normalised(out: &mut impl Write, r: &Report) -> io::Result<()> {
-    if !r.cells.iter().any(|c| c.stats.rps_normalised.is_some()) {
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "Normalised by the machine-speed control (each repetition × its CPU probe ÷ the run's \
-         median probe):\n"
-    )?;
-    table_head(out, &r.columns)?;
-    let (mut judged, mut raw_ok, mut norm_ok) = (0, 0, 0);
-    let within = |s: &Option<crate::stats::Summary>| crate::stats::within(s.as_ref(), 0.05);
-    for t in &r.tests {
-        for &c in &t.connections {
-            let mut line = vec![t.name.clone(), thousands(u64::from(c))];
-            for server in &r.columns {
-                let cell = r.cell(&t.name, c, server);
-                line.push(
-                    match cell.and_then(|c| c.stats.rps_normalised.map(|n| (c, n))) {
-                        None => "-".into(),
-                        Some((cell, n)) => {
-                            if n.n >= 2 {
-                                judged += 1;
-                                raw_ok += usize::from(within(&cell.stats.rps));
-                                norm_ok += usize::from(within(&cell.stats.rps_normalised));
-                            }
-                            let spread = crate::stats::relative_half_width(&n)
-                                .map_or(String::new(), |w| format!(" ±{:.0}%", w * 100.0));
-                            format!(
-                                "{}{}{spread}",
-                                standing_mark(cell.stats.standing),
-                                thousands(n.median.round() as u64)
-                            )
-                        }
-                    },
-                );
-            }
-            row(out, &line)?;
-        }
-    }
-    writeln!(
-        out,
-        "\nCells within ±5% (95% interval of the mean): {raw_ok} of {judged} raw, \
-         {norm_ok} of {judged} normalised.\n"
-    )
 }
 
 /// The head of a test × connections table: its header and alignment rows.

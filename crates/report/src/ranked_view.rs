@@ -136,7 +136,7 @@ impl Measure {
     /// What the whisker spans, for the tooltip.
     fn whisker(self) -> &'static str {
         match self {
-            Measure::Throughput => "95% CI",
+            Measure::Throughput => "95% interval of the median",
             Measure::StormConnect => "p50 to the slowest connect",
             Measure::ProtocolVsH1 | Measure::ProtocolVsH2c => "95% CI",
             Measure::HostileP99 => "best to worst attack",
@@ -147,7 +147,7 @@ impl Measure {
     /// One cell's figure, in the unit of the axis.
     fn of_cell(self, c: &Cell) -> Option<f64> {
         match self {
-            Measure::Throughput => ranked_summary(c).map(|s| s.median),
+            Measure::Throughput => c.stats.rps.map(|s| s.median),
             Measure::Latency => c.stats.p99_ns.map(|ns| ns / 1e6),
             Measure::Cpu => c.server_cpu_cores,
             Measure::Efficiency => c.requests_per_cpu_s,
@@ -157,8 +157,7 @@ impl Measure {
         }
     }
 
-    /// One good repetition's figure (throughput takes the cell's ranked
-    /// values instead, which may be normalised).
+    /// One good repetition's figure (throughput takes the cell's values).
     fn of_repetition(self, f: &RepetitionFigures) -> Option<f64> {
         match self {
             Measure::Throughput => Some(f.rps),
@@ -171,16 +170,6 @@ impl Measure {
     }
 }
 
-/// The summary a cell's row ranks it by: normalised by the machine-speed
-/// control when the whole row has it, else raw.
-fn ranked_summary(c: &Cell) -> Option<crate::stats::Summary> {
-    if c.stats.ranked_normalised {
-        c.stats.rps_normalised
-    } else {
-        c.stats.rps
-    }
-}
-
 /// One server's bar.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct RankedBar {
@@ -189,9 +178,9 @@ pub(crate) struct RankedBar {
     pub color: String,
     /// The median over the repetitions, in the axis's unit.
     pub value: f64,
-    /// The whisker: the 95% interval of the mean for throughput, the
-    /// smallest and largest repetition for the others; None with one
-    /// repetition.
+    /// The whisker: the bootstrap 95% interval of the median over rounds
+    /// for throughput (none below 5 rounds), the smallest and largest
+    /// repetition for the others; None with one repetition.
     pub low: Option<f64>,
     pub high: Option<f64>,
     /// `value` over the first bar's value (for a chart with a leader).
@@ -204,9 +193,13 @@ pub(crate) struct RankedBar {
     pub flag_text: Vec<String>,
     /// Each good repetition's figure, a dot each.
     pub repetitions: Vec<f64>,
-    /// The raw median requests/s, when the bar is normalised.
+    /// The rank interval in its row ("2–4"; throughput rows of 5 rounds or
+    /// more).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub raw: Option<f64>,
+    pub rank: Option<String>,
+    /// The "±x%" of its relative figure (throughput, as `rank`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<String>,
 }
 
 /// The model colours a chart's legend names, in the order of the key.
@@ -231,9 +224,6 @@ pub(crate) struct RankedChart {
     pub figure: &'static str,
     /// What a whisker spans.
     pub whisker: &'static str,
-    /// Whether the throughput bars are normalised by the machine-speed
-    /// control.
-    pub normalised: bool,
     /// A figure the page marks across the bars with a dashed line: 100%
     /// (no change) on a chart of shares of a server's own baseline.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -334,7 +324,6 @@ pub(crate) fn rank(
         lower_first: measure.lower_first(),
         figure: measure.figure(),
         whisker: measure.whisker(),
-        normalised: measure == Measure::Throughput && bars.iter().any(|b| b.raw.is_some()),
         reference: matches!(
             measure,
             Measure::ProtocolVsH1 | Measure::ProtocolVsH2c | Measure::HostileP99
@@ -352,23 +341,13 @@ fn bar(r: &Report, colors: &[Swatch], measure: Measure, c: &Cell) -> Option<Rank
         return None;
     }
     let swatch = colors.iter().find(|s| s.label == c.server);
-    let (repetitions, low, high, raw, tier) = if measure == Measure::Throughput {
-        let s = ranked_summary(c)?;
-        let (low, high) = s
-            .ci95
-            .map_or((None, None), |(lo, hi)| (Some(lo.max(0.0)), Some(hi)));
-        let raw = c
+    let (repetitions, low, high, tier) = if measure == Measure::Throughput {
+        let (low, high) = c
             .stats
-            .ranked_normalised
-            .then(|| c.stats.rps.map(|s| s.median))
-            .flatten();
-        (
-            c.stats.ranked_values().to_vec(),
-            low,
-            high,
-            raw,
-            c.stats.tier,
-        )
+            .rps_median
+            .and_then(|m| m.ci95)
+            .map_or((None, None), |(lo, hi)| (Some(lo.max(0.0)), Some(hi)));
+        (c.stats.rps_values.clone(), low, high, c.stats.tier)
     } else {
         let reps: Vec<f64> = r
             .repetitions
@@ -381,8 +360,9 @@ fn bar(r: &Report, colors: &[Swatch], measure: Measure, c: &Cell) -> Option<Rank
         let spread = reps.len() > 1;
         let low = spread.then(|| reps.iter().copied().fold(f64::INFINITY, f64::min));
         let high = spread.then(|| reps.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-        (reps, low, high, None, None)
+        (reps, low, high, None)
     };
+    let throughput = measure == Measure::Throughput;
     Some(RankedBar {
         server: c.server.clone(),
         model: model_name(swatch.and_then(|s| s.model)),
@@ -395,7 +375,12 @@ fn bar(r: &Report, colors: &[Swatch], measure: Measure, c: &Cell) -> Option<Rank
         flags: c.flags.clone(),
         flag_text: flag_text(c),
         repetitions,
-        raw,
+        rank: throughput
+            .then(|| crate::suite_table::rank_text(c.stats.rank))
+            .flatten(),
+        spread: throughput
+            .then(|| crate::suite_table::spread_text(c.stats.relative_half_width))
+            .flatten(),
     })
 }
 
@@ -424,7 +409,8 @@ pub(crate) fn kind_bar(
             .map(|f| format!("{f}: {}", Flag::from_letter(f).map_or("", Flag::title)))
             .collect(),
         repetitions: Vec::new(),
-        raw: None,
+        rank: None,
+        spread: None,
     }
 }
 
@@ -513,43 +499,32 @@ pub(crate) fn throughput_html(
     colors: &[Swatch],
     out: &mut RankedCharts,
 ) {
-    let normalised = r.cells.iter().any(|c| c.stats.ranked_normalised);
     let _ = write!(
         b,
         "<section id=\"throughput\"><h2>Throughput</h2><p class=\"legend\">One chart per test and \
-         connection count, the servers ranked by median requests/s, the fastest on top. The \
-         whisker is the 95% confidence interval of the mean over the repetitions (with two or \
-         three repetitions it is wide: past 1.3 times the top bar it is cut at the axis's end, \
-         and the tooltip gives both ends) and each dot one repetition. Beside each bar, in a \
-         column on the right: the median and its share of the top server's; flag marks \
-         after it qualify the figure (C client-bound, ~ noisy, …; hover a bar for what each \
+         connection count, the servers ranked by median requests/s over the rounds, the fastest \
+         on top. The whisker is the bootstrap 95% interval of that median (rows of 5 rounds or \
+         more; past 1.3 times the top bar it is cut at the axis's end, and the tooltip gives \
+         both ends) and each dot one round. Beside each bar, in a column on the right: the \
+         median and its share of the top server's, then its rank interval in the row (#2–4: \
+         ranked 2nd to 4th in 95% of resamples of the rounds, by the relative figure, its \
+         requests/s over the row's geometric mean in the same round); flag marks after it \
+         qualify the figure (C client-bound, ~ noisy, …; hover a bar for what each \
          means). T1, T2… after a name is the server's tier (T1 the fastest): servers the \
-         repetitions cannot tell apart share a tier, and each tier is a band of bars, shaded \
+         rounds cannot tell apart share a tier, and each tier is a band of bars, shaded \
          alternately; a noisy server has no tier. Bars take their server's colour, a shade of \
-         its threading model's hue (the legend names the models).{}</p>",
-        if normalised {
-            " Rows where every server has the machine-speed control are ranked, tiered and drawn \
-             by their normalised figures (each repetition × its server-CPU probe ÷ the run's \
-             median probe; see the summary): the caption says so, and the tooltip gives the \
-             raw median."
-        } else {
-            ""
-        }
+         its threading model's hue (the legend names the models).</p>",
     );
+    for note in r.rows.iter().filter_map(|row| row.client_bound_note()) {
+        let _ = write!(b, "<p class=\"note client-bound\">{}</p>", esc(&note));
+    }
     model_key(b, r, colors);
     b.push_str("<div class=\"charts wide\">");
     for t in &r.tests {
         for &c in &t.connections {
             let at = format!("{} at {} connections", t.name, thousands(u64::from(c)));
             match ranked_chart(r, colors, Measure::Throughput, &t.name, c) {
-                Some(chart) => {
-                    let what = if chart.normalised {
-                        "requests/s normalised by the machine-speed control"
-                    } else {
-                        "requests/s"
-                    };
-                    out.figure(b, chart, &format!("{at}: {what}"));
-                }
+                Some(chart) => out.figure(b, chart, &format!("{at}: requests/s")),
                 None => no_data(b, &format!("{at}: no server produced a result")),
             }
         }
@@ -701,7 +676,8 @@ mod tests {
             flags: String::new(),
             flag_text: Vec::new(),
             repetitions: Vec::new(),
-            raw: None,
+            rank: None,
+            spread: None,
         }
     }
 

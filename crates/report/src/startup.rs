@@ -209,7 +209,7 @@ fn severity(class: &str) -> usize {
 
 fn median(mut xs: Vec<f64>) -> Option<f64> {
     xs.retain(|x| x.is_finite());
-    crate::stats::summarize(&xs).map(|s| s.median)
+    crate::stats::median(&xs)
 }
 
 /// The start-up section of `run`: servers in `columns` order, cells in

@@ -1,7 +1,8 @@
 //! The table people publish, rebuilt from a stored run: rows are test ×
 //! connections, columns are servers, each cell the median requests/s over
-//! the repetitions with its tier in its row ([`crate::tiers`]), its spread,
-//! p99 latency and every flag that qualifies the number.
+//! the rounds with its tier and rank interval in its row
+//! ([`crate::model::rows`]), its spread, p99 latency and every flag that
+//! qualifies the number.
 
 use std::collections::BTreeMap;
 
@@ -12,24 +13,35 @@ use serde::Serialize;
 use crate::flag::{marks, Flag};
 use crate::format::{format_duration_ns, thousands};
 use crate::kinds::{in_throughput_tables, kind_of, scenarios};
-use crate::ranking::{rank_row, Standing};
+use crate::model::rows::{rank_rows, RowRanking};
+use crate::ranking::Standing;
 use crate::stats::{summarize, too_noisy, Summary};
-use crate::tiers::{tiers, TierConfig};
+use netbench_stats::{Estimate, RankInterval};
 
 /// What a cell of the table shows.
 pub(crate) const CELL_LEGEND: &str =
-    "cells: median requests/s over the repetitions and its tier, ±half the 95% \
-    confidence interval of the mean (relative), median p99 latency.";
+    "cells: median requests/s over the rounds and its tier; ±x%: half the 95% interval of its \
+    relative figure (its requests/s over the row's geometric mean in the same round), over \
+    that figure's median; #a–b: its rank interval in the row; median p99 latency. Rows of fewer \
+    than 5 rounds carry no interval.";
 
 /// One table cell: the repetitions of one server at one test and
 /// connection count.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CellStats {
     pub rps: Option<Summary>,
-    /// The same requests/s normalised by the machine-speed control (each
-    /// repetition × its server-CPU probe ÷ the run's median probe); None
-    /// when a repetition lacks the control.
-    pub rps_normalised: Option<Summary>,
+    /// The median requests/s over the rounds with its bootstrap 95%
+    /// interval (none below 5 rounds).
+    pub rps_median: Option<Estimate>,
+    /// Its requests/s over the row's geometric mean in the same round:
+    /// the median over rounds with its interval (rows of 5 rounds or more).
+    pub relative: Option<Estimate>,
+    /// The cell's "±x%": half the relative figure's interval over its
+    /// median (0.05 is ±5%).
+    pub relative_half_width: Option<f64>,
+    /// Its rank in its row and the rank's 95% interval (rows of 5 rounds or
+    /// more).
+    pub rank: Option<RankInterval>,
     /// Where the server stands in its row (see [`crate::ranking`]).
     #[serde(serialize_with = "standing_name")]
     pub standing: Standing,
@@ -38,18 +50,17 @@ pub struct CellStats {
     /// cell without a good repetition and for a noisy one, which is left
     /// out of its row's tiers.
     pub tier: Option<usize>,
-    /// Whether its row is ranked by the normalised figures (every cell of
-    /// the row has the machine-speed control), which are then also the
-    /// ones whose spread makes a cell noisy.
-    #[serde(skip)]
-    pub ranked_normalised: bool,
     /// The noise recorded around the cell's repetitions, the worst of them.
     pub noise: Option<CellNoise>,
-    /// Each good repetition's requests/s, raw and normalised, in order.
+    /// Each good repetition's requests/s, in order.
     #[serde(skip)]
     pub rps_values: Vec<f64>,
+    /// The same with the round (repetition number) each was measured in.
     #[serde(skip)]
-    pub rps_normalised_values: Vec<f64>,
+    pub by_round: Vec<(u32, f64)>,
+    /// Its relative figure in each round it has one.
+    #[serde(skip)]
+    pub relative_values: Vec<f64>,
     pub p99_ns: Option<f64>,
     pub client_bound: bool,
     pub errors: u64,
@@ -65,23 +76,13 @@ pub struct CellStats {
 
 impl CellStats {
     /// Whether the cell's own spread makes it unusable: the figures its row
-    /// is ranked by have a CV above [`crate::stats::NOISY_CV`].
+    /// is ranked by (its relative figures in a row ranked over rounds, else
+    /// its requests/s) have a CV above [`crate::stats::NOISY_CV`].
     pub fn noisy(&self) -> bool {
-        let ranked = if self.ranked_normalised {
-            self.rps_normalised.as_ref()
+        if self.relative_values.is_empty() {
+            self.rps.as_ref().is_some_and(too_noisy)
         } else {
-            self.rps.as_ref()
-        };
-        ranked.is_some_and(too_noisy)
-    }
-
-    /// The figures its row ranks it by: each good repetition's requests/s,
-    /// normalised when the row is.
-    pub fn ranked_values(&self) -> &[f64] {
-        if self.ranked_normalised {
-            &self.rps_normalised_values
-        } else {
-            &self.rps_values
+            summarize(&self.relative_values).is_some_and(|s| too_noisy(&s))
         }
     }
 
@@ -162,15 +163,14 @@ fn standing_name<S: serde::Serializer>(s: &Standing, ser: S) -> Result<S::Ok, S:
     })
 }
 
-/// The run's reference for the machine-speed control: the median probe of
-/// its measurements, so normalised figures stay in requests/s at the run's
-/// typical speed.
+/// The run's median machine-speed probe (kept in the run's info; no figure
+/// is normalised by it any more: it narrowed nothing, see docs/method.md).
 pub(crate) fn control_reference(run: &RunDetail) -> Option<f64> {
-    median(
-        run.measurements
+    crate::stats::median(
+        &run.measurements
             .iter()
             .filter_map(|m| m.noise.map(|n| n.probe_server_ns))
-            .collect(),
+            .collect::<Vec<f64>>(),
     )
 }
 
@@ -180,6 +180,8 @@ pub struct RunTable {
     pub rows: Vec<(String, u32)>,
     pub columns: Vec<String>,
     pub cells: BTreeMap<(String, u32, String), CellStats>,
+    /// Each row's ranking, in `rows`' order.
+    pub rankings: Vec<RowRanking>,
 }
 
 pub(crate) fn label(server: &str, variant: &str) -> String {
@@ -188,19 +190,6 @@ pub(crate) fn label(server: &str, variant: &str) -> String {
     } else {
         format!("{server}:{variant}")
     }
-}
-
-fn median(mut xs: Vec<f64>) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    Some(if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    })
 }
 
 /// Groups a run's throughput measurements (keep-alive, short-lived and
@@ -247,7 +236,6 @@ pub fn run_table(run: &RunDetail) -> RunTable {
         }
         raw.entry((row.0, row.1, col)).or_default().push(m);
     }
-    let reference = control_reference(run);
     let mut cells: BTreeMap<(String, u32, String), CellStats> = raw
         .into_iter()
         .map(|(k, ms)| {
@@ -257,7 +245,6 @@ pub fn run_table(run: &RunDetail) -> RunTable {
                 ..CellStats::default()
             };
             let mut rps = Vec::new();
-            let mut normalised = Vec::new();
             let mut p99 = Vec::new();
             let mut noise: Option<CellNoise> = None;
             for m in ms {
@@ -276,8 +263,8 @@ pub fn run_table(run: &RunDetail) -> RunTable {
                     continue;
                 };
                 rps.push(r.rps);
-                if let (Some(n), Some(reference)) = (m.noise, reference) {
-                    normalised.push(r.rps * n.probe_server_ns / reference);
+                c.by_round.push((m.key.repetition, r.rps));
+                if let Some(n) = m.noise {
                     let w = noise.get_or_insert_with(CellNoise::default);
                     w.steal = w.steal.max(n.steal);
                     w.other_busy_cores = w.other_busy_cores.max(n.other_busy_cores);
@@ -295,65 +282,18 @@ pub fn run_table(run: &RunDetail) -> RunTable {
                 c.errors += r.errors.total();
             }
             c.rps = summarize(&rps);
-            // Normalised only when every good repetition carries the control.
-            if normalised.len() == rps.len() {
-                c.rps_normalised = summarize(&normalised);
-                c.rps_normalised_values = normalised;
-            }
             c.rps_values = rps;
             c.noise = noise;
-            c.p99_ns = median(p99);
+            c.p99_ns = crate::stats::median(&p99);
             (k, c)
         })
         .collect();
-    rank_rows(&rows, &columns, &mut cells);
+    let rankings = rank_rows(&rows, &columns, &mut cells);
     RunTable {
         rows,
         columns,
         cells,
-    }
-}
-
-/// Marks each row's leader, or its tied leaders, and cuts the row into tiers,
-/// by the normalised figures when the whole row has them, else by the raw
-/// ones. A noisy cell is left out of the tiers: its spread would enter the
-/// row's pooled noise, and it would be placed with more confidence than its
-/// own repetitions carry.
-fn rank_rows(
-    rows: &[(String, u32)],
-    columns: &[String],
-    cells: &mut BTreeMap<(String, u32, String), CellStats>,
-) {
-    for (scenario, conns) in rows {
-        let keys: Vec<(String, u32, String)> = columns
-            .iter()
-            .map(|c| (scenario.clone(), *conns, c.clone()))
-            .collect();
-        let row: Vec<Option<&CellStats>> = keys.iter().map(|k| cells.get(k)).collect();
-        let normalised = row
-            .iter()
-            .flatten()
-            .all(|c| c.rps_normalised.is_some() || c.rps_values.is_empty());
-        for k in &keys {
-            if let Some(c) = cells.get_mut(k) {
-                c.ranked_normalised = normalised;
-            }
-        }
-        let row: Vec<Option<&CellStats>> = keys.iter().map(|k| cells.get(k)).collect();
-        let values: Vec<Option<&[f64]>> =
-            row.iter().map(|c| c.map(|c| c.ranked_values())).collect();
-        let standings = rank_row(&values);
-        let usable: Vec<Option<&[f64]>> = row
-            .iter()
-            .map(|c| c.filter(|c| !c.noisy()).map(|c| c.ranked_values()))
-            .collect();
-        let tiers = tiers(&usable, &TierConfig::default()).tier;
-        for ((k, s), tier) in keys.iter().zip(standings).zip(tiers) {
-            if let Some(c) = cells.get_mut(k) {
-                c.standing = s;
-                c.tier = tier;
-            }
-        }
+        rankings,
     }
 }
 
@@ -369,12 +309,8 @@ pub(crate) fn cell_text(c: Option<&CellStats>) -> String {
             Flag::Failed.letter()
         );
     };
-    let spread = match rps.ci95 {
-        Some((lo, hi)) if rps.median > 0.0 => {
-            format!(" ±{:.0}%", (hi - lo) / 2.0 / rps.median * 100.0)
-        }
-        _ => String::new(),
-    };
+    let spread = spread_text(c.relative_half_width).map_or(String::new(), |t| format!(" {t}"));
+    let rank = rank_text(c.rank).map_or(String::new(), |t| format!(" {t}"));
     let p99 = c
         .p99_ns
         .map_or(String::new(), |p| format!(" p99 {}", format_duration_ns(p)));
@@ -385,11 +321,31 @@ pub(crate) fn cell_text(c: Option<&CellStats>) -> String {
         format!(" {flags}")
     };
     format!(
-        "{}{}{}{spread}{p99}{flags}",
+        "{}{}{}{spread}{rank}{p99}{flags}",
         standing_mark(c.standing),
         thousands(rps.median.round() as u64),
         tier_mark(c.tier).map_or(String::new(), |t| format!(" {t}"))
     )
+}
+
+/// "±2%" (one decimal below 1%): the cell's spread as every table writes it.
+pub(crate) fn spread_text(half_width: Option<f64>) -> Option<String> {
+    let w = half_width? * 100.0;
+    Some(if w < 1.0 {
+        format!("±{w:.1}%")
+    } else {
+        format!("±{w:.0}%")
+    })
+}
+
+/// "#2–4", or "#1" when the interval is one rank; None without an interval.
+pub(crate) fn rank_text(rank: Option<RankInterval>) -> Option<String> {
+    let (lo, hi) = rank?.ci95?;
+    Some(if lo == hi {
+        format!("#{lo}")
+    } else {
+        format!("#{lo}–{hi}")
+    })
 }
 
 /// `T2`: a cell's tier as the tables write it beside its figure.
@@ -398,9 +354,11 @@ pub(crate) fn tier_mark(tier: Option<usize>) -> Option<String> {
 }
 
 /// What the tiers mean, in one line under every throughput table.
-pub(crate) const TIER_LEGEND: &str = "T1, T2…: tiers of the row, T1 the fastest; servers in one \
-    tier are not told apart at these repetitions (Scott–Knott on log requests/s, at most 5% of \
-    rows of equal servers split, gaps under 5% never; see docs/steady-state.md).";
+pub(crate) const TIER_LEGEND: &str =
+    "T1, T2…: tiers of the row, T1 the fastest, each a run of the \
+    ranking: a new tier starts where a server's paired ratio to the one before it (within rounds) \
+    is told apart from 1 (rows of fewer than 5 rounds: Scott–Knott on log requests/s); see \
+    docs/steady-state.md.";
 
 /// The mark before a cell's figure: ▲ leads its row, = tied for the lead.
 pub(crate) fn standing_mark(s: Standing) -> &'static str {
@@ -413,27 +371,9 @@ pub(crate) fn standing_mark(s: Standing) -> &'static str {
 
 /// What the leader marks mean.
 pub(crate) const STANDING_LEGEND: &str = "▲ leads its row: ahead of every other server beyond \
-    noise (Welch's 95% interval of the ratio, on the normalised figures when the run has the \
-    machine-speed control); = tied for the lead: not told apart from the top at these \
-    repetitions.";
-
-/// The run's cells in normalised form, for the table under the main one:
-/// the share of cells whose 95% interval is within ±5%, raw and normalised.
-pub(crate) fn settled_shares(t: &RunTable) -> Option<(usize, usize, usize)> {
-    let within = |s: &Option<Summary>| crate::stats::within(s.as_ref(), 0.05);
-    let judged: Vec<&CellStats> = t
-        .cells
-        .values()
-        .filter(|c| c.rps_normalised.is_some() && c.rps_values.len() >= 2)
-        .collect();
-    (!judged.is_empty()).then(|| {
-        (
-            judged.len(),
-            judged.iter().filter(|c| within(&c.rps)).count(),
-            judged.iter().filter(|c| within(&c.rps_normalised)).count(),
-        )
-    })
-}
+    noise (the 95% interval of its paired ratio to each, within rounds, above 1; Welch's interval \
+    over repetitions in rows of fewer than 5 rounds); = tied for the lead: not told apart from \
+    the top.";
 
 #[cfg(test)]
 mod tests {
@@ -484,25 +424,35 @@ mod tests {
         }
     }
 
+    /// Issue 43: ranked over rounds. Round 3 ran at half speed for both
+    /// servers (a slow episode of the host); within each round a is 5%
+    /// ahead of b. Paired within rounds, a leads beyond noise, each has a
+    /// narrow relative interval and a certain rank; the slow round makes
+    /// a's own median interval wide and does not make it noisy.
     #[test]
-    fn the_control_scales_each_repetition_by_its_probe() {
-        // Server a looks noisy raw (100, 80, 120) but each repetition ran at
-        // a machine speed that explains it; b is steady but on a steady
-        // machine. Probes (ns): median 1000.
-        let t = run_table(&run(vec![
-            rep("a", 1, 100.0, Some(1000.0)),
-            rep("a", 2, 80.0, Some(1250.0)),
-            rep("a", 3, 120.0, Some(1000.0 / 1.2)),
-            rep("b", 1, 50.0, Some(1000.0)),
-            rep("b", 2, 51.0, Some(1000.0)),
-            rep("b", 3, 49.0, Some(1000.0)),
-        ]));
-        let a = &t.cells[&("blank".to_string(), 100, "a".to_string())];
-        for v in &a.rps_normalised_values {
-            assert!((v - 100.0).abs() < 1e-9, "{:?}", a.rps_normalised_values);
+    fn issue43_a_slow_round_cancels_and_five_percent_leads() {
+        let speed = [1.0, 1.02, 0.5, 0.99, 1.01, 1.0, 0.98, 1.03];
+        let wobble = [1.0, 1.004, 0.997, 1.002, 0.999, 1.001, 0.998, 1.003];
+        let mut ms = Vec::new();
+        for (i, (s, w)) in speed.iter().zip(wobble).enumerate() {
+            let round = i as u32 + 1;
+            ms.push(rep("a", round, 105_000.0 * s * w, Some(1000.0)));
+            ms.push(rep("b", round, 100_000.0 * s / w, Some(1000.0)));
         }
-        assert!(a.rps.unwrap().cv > 0.15);
-        assert!(a.rps_normalised.unwrap().cv < 1e-9);
+        let t = run_table(&run(ms));
+        let cell = |s: &str| &t.cells[&("blank".to_string(), 100, s.to_string())];
+        let (a, b) = (cell("a"), cell("b"));
+        assert_eq!(
+            (a.standing, b.standing),
+            (Standing::Leader, Standing::Behind)
+        );
+        assert_eq!((a.tier, b.tier), (Some(1), Some(2)));
+        assert_eq!(a.rank.unwrap().ci95, Some((1, 1)));
+        assert_eq!(b.rank.unwrap().ci95, Some((2, 2)));
+        assert!(a.relative_half_width.unwrap() < 0.01, "{:?}", a.relative);
+        let (lo, hi) = a.rps_median.unwrap().ci95.unwrap();
+        assert!(hi / lo > 1.02, "{lo} {hi}");
+        assert!(!a.noisy() && a.flags().is_empty(), "{}", a.flags());
         assert_eq!(a.noise.unwrap().steal, 0.05);
         assert!(a
             .noise
@@ -510,17 +460,26 @@ mod tests {
             .describe()
             .unwrap()
             .contains("steal up to 5%"));
-        // On the normalised figures a leads beyond noise; raw it would not.
-        assert_eq!(a.standing, Standing::Leader);
-        assert_eq!(
-            t.cells[&("blank".to_string(), 100, "b".to_string())].standing,
-            Standing::Behind
+        assert!(
+            cell_text(Some(a)).starts_with("▲105,053 T1 ±0.3% #1 p99"),
+            "{}",
+            cell_text(Some(a))
         );
-        assert_eq!(settled_shares(&t), Some((2, 1, 2)));
+        let row = &t.rankings[0];
+        assert_eq!(row.method, crate::model::RowMethod::Rounds);
+        assert_eq!(
+            (row.rounds, row.order.clone()),
+            (8, vec!["a".to_string(), "b".into()])
+        );
+        let pair = &row.adjacent[0];
+        assert!(pair.told_apart, "{pair:?}");
+        assert!((pair.ratio.unwrap().value - 1.05).abs() < 0.01, "{pair:?}");
     }
 
+    /// Runs stored before rounds (three repetitions): no intervals, and
+    /// the older rules over repetitions rank the row.
     #[test]
-    fn without_the_control_the_raw_figures_rank() {
+    fn a_row_of_three_repetitions_keeps_the_rules_over_repetitions() {
         let t = run_table(&run(vec![
             rep("a", 1, 100.0, None),
             rep("a", 2, 80.0, None),
@@ -530,7 +489,9 @@ mod tests {
             rep("b", 3, 89.0, None),
         ]));
         let a = &t.cells[&("blank".to_string(), 100, "a".to_string())];
-        assert!(a.rps_normalised.is_none() && a.noise.is_none());
+        assert!(a.relative.is_none() && a.rank.is_none() && a.noise.is_none());
+        assert_eq!(a.rps_median.unwrap().ci95, None);
+        assert_eq!(t.rankings[0].method, crate::model::RowMethod::Repetitions);
         // 100 ± 20 over three repetitions: not told apart from 90 ± 1.
         assert_eq!(a.standing, Standing::Tied);
         assert_eq!(
@@ -538,17 +499,11 @@ mod tests {
             Standing::Tied
         );
         // 20% CV: spread, but not past the noisy line; the two share a tier.
-        assert_eq!(cell_text(Some(a)), "=100 T1 ±50% p99 2.00ms");
+        assert_eq!(cell_text(Some(a)), "=100 T1 p99 2.00ms");
         assert_eq!(
             t.cells[&("blank".to_string(), 100, "b".to_string())].tier,
             Some(1)
         );
-        assert_eq!(settled_shares(&t), None);
-        let mut text = Vec::new();
-        write_run_table(&mut text, &crate::build_report(&run(Vec::new()))).unwrap();
-        assert!(!String::from_utf8(text)
-            .unwrap()
-            .contains("normalised by the machine-speed control"));
     }
 
     /// Issue 28: tiers in place of the blanket `~`. Two servers a few
@@ -587,11 +542,11 @@ mod tests {
             .map(|s| cell(s).flags())
             .collect();
         assert_eq!(flags, ["", "", "", "~"]);
-        assert!(cell_text(Some(cell("c"))).starts_with("20,000 T2 ±"));
+        assert!(cell_text(Some(cell("c"))).starts_with("20,000 T2 p99"));
         let noisy = cell_text(Some(cell("d")));
         // Tied for the lead by Welch's interval, which its spread makes wide,
         // but without a tier.
-        assert_eq!(noisy, "=30,000 ±208% p99 2.00ms ~");
+        assert_eq!(noisy, "=30,000 p99 2.00ms ~");
         assert_eq!(cell_text(Some(cell("e"))), "failed 1/1 F");
         let mut text = Vec::new();
         write_run_table(&mut text, &crate::build_report(&run(Vec::new()))).unwrap();
@@ -607,27 +562,28 @@ mod tests {
         );
     }
 
-    /// With the machine-speed control, a cell that is spread raw but steady
-    /// once normalised is ranked by its normalised figures, gets a tier,
-    /// and is not noisy.
+    /// Over rounds, a cell whose requests/s swing with the host's speed
+    /// (past a CV of 25%) but not against the other servers of its rounds
+    /// is not noisy; one that swings against them is, and has no tier.
     #[test]
     fn the_noisy_mark_judges_the_figures_the_row_is_ranked_by() {
-        let t = run_table(&run(vec![
-            rep("a", 1, 100.0, Some(1000.0)),
-            rep("a", 2, 60.0, Some(1000.0 / 0.6)),
-            rep("a", 3, 150.0, Some(1000.0 / 1.5)),
-            rep("b", 1, 50.0, Some(1000.0)),
-            rep("b", 2, 51.0, Some(1000.0)),
-            rep("b", 3, 49.0, Some(1000.0)),
-        ]));
-        let a = &t.cells[&("blank".to_string(), 100, "a".to_string())];
-        assert!(a.rps.unwrap().cv > 0.25 && a.ranked_normalised);
-        assert!(!a.noisy() && a.flags().is_empty(), "{}", a.flags());
-        assert_eq!(a.tier, Some(1));
-        assert_eq!(
-            t.cells[&("blank".to_string(), 100, "b".to_string())].tier,
-            Some(2)
-        );
+        let speed = [1.0, 0.5, 1.6, 1.0, 0.6, 1.5];
+        let own = [1.0, 1.0, 1.0, 2.2, 0.45, 1.0];
+        let mut ms = Vec::new();
+        for (i, (s, o)) in speed.iter().zip(own).enumerate() {
+            let round = i as u32 + 1;
+            ms.push(rep("a", round, 100.0 * s, None));
+            ms.push(rep("b", round, 50.0 * s, None));
+            ms.push(rep("c", round, 30.0 * s * o, None));
+        }
+        let mut r = run(ms);
+        r.servers.push(netbench_records::fixtures::server("c", ""));
+        let t = run_table(&r);
+        let cell = |s: &str| &t.cells[&("blank".to_string(), 100, s.to_string())];
+        assert!(cell("a").rps.unwrap().cv > 0.25);
+        assert!(!cell("a").noisy() && cell("a").flags().is_empty());
+        assert_eq!((cell("a").tier, cell("b").tier), (Some(1), Some(2)));
+        assert!(cell("c").noisy() && cell("c").tier.is_none());
     }
 
     /// Issue 27 item 10: the sampler recorded cores kept busy from outside,

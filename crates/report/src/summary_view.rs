@@ -1,8 +1,9 @@
 //! The summary section: the run's table transposed (issue 29), a server per
 //! row in the rank order of the first throughput row and a column per test
 //! and connection count, so 25 servers fit a laptop's width; each cell its
-//! median, tier, standing, spread, p99 and marks; then the machine-speed
-//! control's paragraph.
+//! median, tier, standing, spread, rank interval, p99 and marks; above
+//! them the rows whose leaders are client-bound and the run's precision
+//! (cells within ±5%, the A/A twins).
 
 use std::fmt::Write as _;
 
@@ -12,26 +13,17 @@ use crate::html_parts::{esc, flags_html, flags_noted, swatch_html, swatch_of};
 use crate::model::{Cell, Report};
 use crate::palette::{model_color, model_meaning, model_name, Swatch};
 use crate::ranking::Standing;
-use crate::stats::relative_half_width;
-use crate::suite_table::{settled_shares, tier_mark, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND};
+use crate::suite_table::{
+    rank_text, spread_text, tier_mark, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND,
+};
 
 /// What a standing mark means, for its hover title.
 const LEADER_TITLE: &str =
-    "leads its row: ahead of every other server beyond noise (Welch's 95% interval)";
-const TIED_TITLE: &str =
-    "tied for the lead: cannot be told apart from the top at these repetitions";
+    "leads its row: ahead of every other server beyond noise (95% interval of the paired ratio)";
+const TIED_TITLE: &str = "tied for the lead: cannot be told apart from the top at these rounds";
 /// What a tier mark means, for its hover title.
-const TIER_TITLE: &str = "tier of its row (T1 the fastest): servers in one tier are not told \
-    apart at these repetitions (Scott–Knott on log requests/s)";
-/// What "normalised" means, for the second line's hover title.
-const NORMALISED_TITLE: &str = "requests/s normalised by the machine-speed control: each \
-    repetition × its server-CPU probe ÷ the run's median probe";
-
-/// "±2%": half the 95% interval of the mean, relative to the median.
-fn spread_pct(s: &crate::stats::Summary) -> Option<String> {
-    relative_half_width(s).map(|w| format!("±{:.0}%", w * 100.0))
-}
-
+const TIER_TITLE: &str = "tier of its row (T1 the fastest): a new tier starts where a server is \
+    told apart from the one before it in the ranking";
 fn cell_html(c: Option<&Cell>) -> String {
     let Some(c) = c else {
         return "<td class=\"none\">-</td>".to_string();
@@ -51,25 +43,33 @@ fn cell_html(c: Option<&Cell>) -> String {
             flags_html(&c.flags)
         );
     };
-    let spread = match rps.ci95 {
-        Some((lo, hi)) if rps.median > 0.0 => format!(
-            "<span class=\"ci\" title=\"95% CI of the mean: {} to {}\">±{:.0}%</span>",
-            thousands(lo.max(0.0).round() as u64),
-            thousands(hi.round() as u64),
-            (hi - lo) / 2.0 / rps.median * 100.0
-        ),
+    let spread = match (spread_text(c.stats.relative_half_width), c.stats.relative) {
+        (Some(text), Some(rel)) => {
+            let (lo, hi) = rel.ci95.unwrap_or((rel.value, rel.value));
+            let median =
+                c.stats
+                    .rps_median
+                    .and_then(|m| m.ci95)
+                    .map_or(String::new(), |(lo, hi)| {
+                        format!(
+                            "; median requests/s {} to {}",
+                            thousands(lo.max(0.0).round() as u64),
+                            thousands(hi.round() as u64)
+                        )
+                    });
+            format!(
+                "<span class=\"ci\" title=\"95% interval of its relative figure (requests/s over \
+                 the row's geometric mean in the same round): {lo:.3} to {hi:.3} around {:.3}{median}\">{text}</span>",
+                rel.value
+            )
+        }
         _ => String::new(),
     };
+    let rank = rank_text(c.stats.rank).map_or(String::new(), |t| {
+        format!(" <span class=\"rank\" title=\"95% rank interval in its row\">{t}</span>")
+    });
     let p99 = c.stats.p99_ns.map_or(String::new(), |p| {
         format!("<span class=\"p99\">p99 {}</span>", format_duration_ns(p))
-    });
-    let normalised = c.stats.rps_normalised.map_or(String::new(), |n| {
-        format!(
-            "<br><span class=\"norm\" title=\"{}\">normalised {}{}</span>",
-            esc(NORMALISED_TITLE),
-            thousands(n.median.round() as u64),
-            spread_pct(&n).map_or(String::new(), |p| format!(" {p}"))
-        )
     });
     let (class, standing, mark) = match c.stats.standing {
         Standing::Leader => (
@@ -98,66 +98,10 @@ fn cell_html(c: Option<&Cell>) -> String {
         )
     });
     format!(
-        "<td{class}{at} data-standing=\"{standing}\">{mark}<span class=\"num\">{}</span>{tier} {spread} {}<br>{p99}{normalised}</td>",
+        "<td{class}{at} data-standing=\"{standing}\">{mark}<span class=\"num\">{}</span>{tier} {spread}{rank} {}<br>{p99}</td>",
         thousands(rps.median.round() as u64),
         flags_noted(&c.flags, noise.as_deref()),
     )
-}
-
-/// The machine-speed control's paragraph, when the run has it: what the
-/// normalised figures are, how many cells settle raw and normalised, and
-/// what was going on around the noisy ones.
-fn control_html(b: &mut String, r: &Report) {
-    if !r.cells.iter().any(|c| c.stats.rps_normalised.is_some()) {
-        return;
-    }
-    b.push_str(
-        "<div class=\"control\" data-control><h3>Machine-speed control</h3><p>Before and after \
-         each repetition netbench times a fixed piece of CPU work (the probe) on the server's \
-         CPUs. A cell's normalised requests/s multiplies each repetition by its probe time and \
-         divides by the run's median probe time: the figures a machine running at its typical \
-         speed throughout would have given, so a slower or busier stretch of the run does not \
-         pass for a slower server.",
-    );
-    if let Some(reference) = r.run.control_probe_ns {
-        let _ = write!(
-            b,
-            " <span data-median-probe>The run's median probe took {:.0} µs.</span>",
-            reference / 1e3
-        );
-    }
-    if let Some((n, raw, norm)) = settled_shares(&r.table()) {
-        let _ = write!(
-            b,
-            " <span data-settled=\"{n} {raw} {norm}\">{raw} of {n} cells within ±5% raw, \
-             {norm} of {n} normalised</span> (half the 95% interval of the mean, relative to the \
-             median).",
-        );
-    }
-    b.push_str("</p>");
-    let noisy: Vec<String> = r
-        .cells
-        .iter()
-        .filter(|c| c.stats.noisy())
-        .filter_map(|c| {
-            let why = c.stats.noise?.describe()?;
-            Some(format!(
-                "<li>{} {} c={}: {}</li>",
-                esc(&c.server),
-                esc(&c.test),
-                c.connections,
-                esc(&why)
-            ))
-        })
-        .collect();
-    if !noisy.is_empty() {
-        let _ = write!(
-            b,
-            "<p>Noisy cells and what was going on:</p><ul>{}</ul>",
-            noisy.concat()
-        );
-    }
-    b.push_str("</div>");
 }
 
 /// The most test columns one summary table takes: past it the table is cut
@@ -168,6 +112,16 @@ const SUMMARY_COLUMNS: usize = 5;
 /// The summary section.
 pub(crate) fn summary_html(b: &mut String, r: &Report, colors: &[Swatch]) {
     b.push_str("<section id=\"summary\"><h2>Summary</h2>");
+    for note in r.rows.iter().filter_map(|row| row.client_bound_note()) {
+        let _ = write!(b, "<p class=\"note client-bound\">{}</p>", esc(&note));
+    }
+    if let Some(line) = r.precision.line() {
+        let _ = write!(
+            b,
+            "<p class=\"precision\" data-precision>{}.</p>",
+            esc(&line)
+        );
+    }
     let columns: Vec<(&str, u32)> = r
         .tests
         .iter()
@@ -177,19 +131,13 @@ pub(crate) fn summary_html(b: &mut String, r: &Report, colors: &[Swatch]) {
     for part in columns.chunks(SUMMARY_COLUMNS) {
         summary_table(b, r, colors, &order, part);
     }
-    let normalised = if r.cells.iter().any(|c| c.stats.rps_normalised.is_some()) {
-        " The second line, normalised, is the same figure normalised by the machine-speed \
-         control (below): each repetition × its server-CPU probe ÷ the run's median probe."
-    } else {
-        ""
-    };
     let flags: Vec<&str> = r.cells.iter().map(|c| c.flags.as_str()).collect();
     let kinds = crate::flag::kind_legend(&flags).map_or(String::new(), |l| format!(" {l}"));
     let _ = write!(
         b,
         "<p class=\"legend\">A server per row, in the order of the first \
          column's ranking (its tiers, then its median); a column per test and connection count, \
-         whose tiers and standings are its own. {} {} {} Only a leader is bold.{normalised} {} \
+         whose tiers and standings are its own. {} {} {} Only a leader is bold. {} \
          {}{}</p>",
         esc(CELL_LEGEND),
         esc(TIER_LEGEND),
@@ -201,7 +149,6 @@ pub(crate) fn summary_html(b: &mut String, r: &Report, colors: &[Swatch]) {
     for note in &r.run.notes {
         let _ = write!(b, "<p class=\"legend\">{}</p>", esc(note));
     }
-    control_html(b, r);
     b.push_str("</section>");
 }
 
@@ -296,19 +243,28 @@ mod tests {
             )),
             "{tied}"
         );
-        assert!(TIED_TITLE.contains("cannot be told apart from the top at these repetitions"));
+        assert!(TIED_TITLE.contains("cannot be told apart from the top at these rounds"));
 
         let behind = cell_html(Some(&cell(&[500.0, 501.0], Standing::Behind)));
         assert!(behind.starts_with("<td data-test="), "{behind}");
         assert!(behind.contains("data-standing=\"behind\""), "{behind}");
         assert!(!behind.contains("abbr class=\"standing\""), "{behind}");
-        assert!(!behind.contains("normalised"), "{behind}");
+        assert!(!behind.contains("class=\"rank\""), "{behind}");
     }
 
     #[test]
-    fn a_cell_shows_its_normalised_figure_and_why_it_was_noisy() {
+    fn a_cell_shows_its_spread_rank_and_why_it_was_noisy() {
         let mut c = cell(&[500.0, 1500.0, 1000.0], Standing::Tied);
-        c.stats.rps_normalised = crate::stats::summarize(&[1000.0, 1010.0, 990.0]);
+        c.stats.relative = Some(netbench_stats::Estimate {
+            value: 1.2,
+            n: 12,
+            ci95: Some((1.17, 1.23)),
+        });
+        c.stats.relative_half_width = c.stats.relative.and_then(|e| e.half_width());
+        c.stats.rank = Some(netbench_stats::RankInterval {
+            rank: 2,
+            ci95: Some((1, 3)),
+        });
         c.stats.noise = Some(crate::suite_table::CellNoise {
             steal: 0.05,
             other_busy_cores: 0.4,
@@ -316,7 +272,9 @@ mod tests {
         });
         assert!(c.flags.contains('~'), "{}", c.flags);
         let html = cell_html(Some(&c));
-        assert!(html.contains(">normalised 1,000 ±2%</span></td>"), "{html}");
+        assert!(html.contains(">±3%</span> <span class=\"rank\""), "{html}");
+        assert!(html.contains(">#1–3</span>"), "{html}");
+        assert!(html.contains("1.170 to 1.230 around 1.200"), "{html}");
         assert!(
             html.contains(&format!(
                 "title=\"{}; host steal up to 5%, other processes kept 0.4 cores busy\">~</abbr>",

@@ -1,7 +1,8 @@
 //! The run as the terminal shows it at the end of `netbench run` and in
-//! `netbench show`: a header, the throughput table with its legends and
-//! notes, the machine-speed control, what was left out, and the other
-//! kinds' and start-up tables. A view of the one [`Report`] model: it
+//! `netbench show`: a header, the rows whose leaders are client-bound, the
+//! throughput table with its legends and notes, the run's precision (cells
+//! within ±5%, the A/A twins), what was left out, and the other kinds' and
+//! start-up tables. A view of the one [`Report`] model: it
 //! computes nothing the HTML, Markdown, CSV and JSON do not also show.
 
 use std::io::{self, Write};
@@ -10,8 +11,7 @@ use crate::flag::{measured_legend, Flag};
 use crate::format::{first_line_safe, rest_lines_safe, terminal_safe, thousands, write_columns};
 use crate::model::Report;
 use crate::suite_table::{
-    cell_text, settled_shares, standing_mark, CellStats, RunTable, CELL_LEGEND, STANDING_LEGEND,
-    TIER_LEGEND,
+    cell_text, CellStats, RunTable, CELL_LEGEND, STANDING_LEGEND, TIER_LEGEND,
 };
 
 /// Writes the run's header, the table, the legend and the notes (excluded
@@ -41,6 +41,9 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
         )?;
     }
     writeln!(out, "server processes: {}", r.startup.process_text)?;
+    for note in r.rows.iter().filter_map(|row| row.client_bound_note()) {
+        writeln!(out, "note: {}", terminal_safe(&note))?;
+    }
     writeln!(out)?;
     write_columns(out, &grid(&t, cell_text), |i| i == 0, true)?;
     writeln!(out)?;
@@ -57,7 +60,11 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
     for note in &run.notes {
         writeln!(out, "{note}")?;
     }
-    write_control(out, r, &t)?;
+    if let Some(line) = r.precision.line() {
+        writeln!(out, "\n{}", terminal_safe(&line))?;
+    }
+    write_noisy(out, &t)?;
+    crate::view::terminal::section_by_id(out, r, "ranking")?;
     let excluded: Vec<_> = r
         .servers
         .iter()
@@ -82,10 +89,7 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out)?;
         crate::protocols::write_markdown(out, &r.protocols)?;
     }
-    if !r.conformance.is_empty() {
-        writeln!(out)?;
-        crate::conformance_view::write_markdown(out, &r.conformance)?;
-    }
+    crate::view::terminal::section_by_id(out, r, "conformance")?;
     // The other kinds' tables.
     if !r.kinds.is_empty() {
         writeln!(out)?;
@@ -125,39 +129,8 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
     Ok(())
 }
 
-/// The machine-speed control's part of the terminal table: the same cells
-/// normalised, how many settle within ±5% either way, and what was noisy.
-fn write_control(out: &mut impl Write, r: &Report, t: &RunTable) -> io::Result<()> {
-    let Some(reference) = r.run.control_probe_ns else {
-        return Ok(());
-    };
-    writeln!(
-        out,
-        "\nnormalised by the machine-speed control (requests/s × the cell's CPU probe ÷ the \
-         run's median probe, {:.0} µs):",
-        reference / 1e3
-    )?;
-    let lines = grid(t, |c| {
-        match c.and_then(|c| c.rps_normalised.map(|n| (c, n))) {
-            None => "-".into(),
-            Some((c, n)) => {
-                let spread = crate::stats::relative_half_width(&n)
-                    .map_or(String::new(), |w| format!(" ±{:.0}%", w * 100.0));
-                format!(
-                    "{}{}{spread}",
-                    standing_mark(c.standing),
-                    thousands(n.median.round() as u64)
-                )
-            }
-        }
-    });
-    write_columns(out, &lines, |i| i == 0, true)?;
-    if let Some((n, raw, norm)) = settled_shares(t) {
-        writeln!(
-            out,
-            "cells within ±5% (95% interval of the mean): {raw} of {n} raw, {norm} of {n} normalised"
-        )?;
-    }
+/// What was going on around the noisy or loaded cells.
+fn write_noisy(out: &mut impl Write, t: &RunTable) -> io::Result<()> {
     let noisy: Vec<String> = t
         .cells
         .iter()

@@ -99,7 +99,7 @@ fn every_view_carries_the_scores() {
 fn the_json_matches_the_schema_and_is_absent_without_probes() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/report.v1.schema.json"
+        "/../../schema/report.v2.schema.json"
     );
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();

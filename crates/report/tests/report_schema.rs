@@ -13,7 +13,7 @@ use serde_json::Value;
 fn validator() -> jsonschema::Validator {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/report.v1.schema.json"
+        "/../../schema/report.v2.schema.json"
     );
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     jsonschema::validator_for(&schema).expect("the schema itself is valid")
@@ -458,4 +458,168 @@ fn a_report_with_protocols_matches_the_schema() {
         "{csv}"
     );
     assert!(csv.lines().all(|l| l.split(',').count() == 10), "{csv}");
+}
+
+/// Issue 43: a run of rounds (eight, a failed cell in one) with an A/A
+/// twin, a client-bound leader and a fixed-rate row over rounds: every
+/// figure over rounds (intervals, ranks, paired ratios, twins, the
+/// precision line) matches the schema, and the views carry them.
+#[test]
+fn a_report_over_rounds_matches_the_schema() {
+    let suite = "[[scenarios]]\nname = \"blank\"\nendpoint = \"blank\"\nconnections = [100]\n\
+        [[scenarios]]\nname = \"fixed\"\nendpoint = \"blank\"\nconnections = [10]\n\
+        kind = \"fixed-rate\"\nrate = 5000\n";
+    let mut measurements = Vec::new();
+    for round in 1..=8u32 {
+        let speed = if round == 5 { 0.5 } else { 1.0 };
+        let wobble = 1.0 + 0.003 * f64::from(round % 3);
+        for (server, variant, rps, bound) in [
+            ("a", "", 30_000.0, true),
+            ("b", "", 20_000.0, false),
+            ("b", "twin", 20_000.0, false),
+        ] {
+            let mut key = fixtures::key(server, "blank", 100, round);
+            key.variant = variant.into();
+            let value = rps
+                * speed
+                * if variant.is_empty() {
+                    wobble
+                } else {
+                    1.0 / wobble
+                };
+            let mut m = fixtures::ok(key.clone(), value);
+            if bound {
+                m.result_json = Some(fixtures::client_bound(m.result_json.as_deref().unwrap()));
+            }
+            if server == "b" && variant.is_empty() && round == 2 {
+                m = fixtures::failed(key, "crashed");
+            }
+            measurements.push(m);
+            let mut key = fixtures::key(server, "fixed", 10, round);
+            key.variant = variant.into();
+            let cpu = if server == "a" { 20.0 } else { 30.0 } * speed * wobble;
+            measurements.push(Measurement {
+                facts: Some(Facts::FixedRate(FixedRateFacts {
+                    rate_per_s: 5000.0,
+                    offered_per_s: 5000.0,
+                    achieved_per_s: 5000.0,
+                    p50_ns: 1e5,
+                    p99_ns: 1e6 * wobble,
+                    server_cpu_us_per_request: Some(cpu),
+                })),
+                ..fixtures::ok(key, 5000.0)
+            });
+        }
+    }
+    let run = RunDetail {
+        scenarios: netbench_suite_free_scenarios(suite),
+        servers: vec![
+            fixtures::server("a", ""),
+            fixtures::server("b", ""),
+            fixtures::server("b", "twin"),
+        ],
+        measurements,
+        ..fixtures::run(1, "rounds")
+    };
+    let report = build_report(&run);
+    let json = serde_json::to_value(&report).unwrap();
+    let v = validator();
+    let errors: Vec<String> = v
+        .iter_errors(&json)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let row = &json["rows"][0];
+    assert_eq!(row["method"], "rounds");
+    assert_eq!(row["order"][0], "a");
+    assert_eq!(row["twins"][0]["tied"], true, "{row}");
+    assert_eq!(row["client_bound_leaders"], serde_json::json!(["a"]));
+    assert_eq!(row["ranked_by"], serde_json::json!(["fixed c=10"]));
+    assert!(json["precision"]["cells"].as_u64().unwrap() == 3);
+    let fixed = &json["kinds"]["fixed_rate"][0];
+    assert_eq!(fixed["server"], "a");
+    assert_eq!(fixed["rank"]["ci95"], serde_json::json!([1, 1]));
+
+    let mut text = Vec::new();
+    netbench_report::write_run_table(&mut text, &report).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("note: blank c=100: the leaders (a) are client-bound (C)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("server CPU per request at a fixed rate ranks them: fixed c=10"),
+        "{text}"
+    );
+    assert!(text.contains("A/A twins tied in 1 of 1 rows"), "{text}");
+    assert!(text.contains("#### Rankings over rounds"), "{text}");
+    let mut md = Vec::new();
+    netbench_report::write_markdown(&mut md, &report).unwrap();
+    let md = String::from_utf8(md).unwrap();
+    assert!(
+        md.contains("| rank | server | requests/s | relative | over next |  | marks |"),
+        "{md}"
+    );
+    let mut csv = Vec::new();
+    netbench_report::write_csv(&mut csv, &report).unwrap();
+    let csv = String::from_utf8(csv).unwrap();
+    for metric in [
+        "relative_ci95_low",
+        "rank_ci95_high",
+        "twin_ratio",
+        "twin_tied,bool,1",
+        "fixed_rank,rank,1",
+        "fixed_cpu_per_request_median_ci95_low",
+    ] {
+        assert!(csv.contains(metric), "{metric}: {csv}");
+    }
+    let mut html = Vec::new();
+    netbench_report::write_html(&mut html, &report).unwrap();
+    let html = String::from_utf8(html).unwrap();
+    assert!(html.contains("<section id=\"ranking\"><h2>Rankings over rounds</h2>"));
+    assert!(html.contains("<p class=\"note client-bound\">blank c=100: the leaders (a)"));
+    assert!(html.contains("data-precision"));
+}
+
+/// The scenario records of a suite text, read by hand (the report's tests
+/// do not depend on the suite crate).
+fn netbench_suite_free_scenarios(suite: &str) -> Vec<ScenarioRecord> {
+    let table: toml_like::Table = toml_like::parse(suite);
+    table
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, kind, connections))| ScenarioRecord {
+            kind,
+            ..fixtures::scenario(i as u32, &name, &connections)
+        })
+        .collect()
+}
+
+/// Just enough of TOML for the suite above.
+mod toml_like {
+    pub type Table = Vec<(String, String, Vec<u32>)>;
+    pub fn parse(text: &str) -> Table {
+        let v: toml::Table = toml::from_str(text).unwrap();
+        v["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let s = s.as_table().unwrap();
+                (
+                    s["name"].as_str().unwrap().to_string(),
+                    s.get("kind")
+                        .and_then(|k| k.as_str())
+                        .unwrap_or("throughput")
+                        .to_string(),
+                    s["connections"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| c.as_integer().unwrap() as u32)
+                        .collect(),
+                )
+            })
+            .collect()
+    }
 }

@@ -15,7 +15,8 @@ use serde::Deserialize;
 
 /// Decides whether a cell's repetitions (requests/s) are settled: `target`
 /// is the largest acceptable half-width of the 95% interval relative to the
-/// mean (0.05 for ±5%).
+/// median (0.05 for ±5%). The binary passes `netbench_stats::settled`: the
+/// bootstrap interval the report shows, so never before 5 rounds.
 pub type SettleRule = fn(values: &[f64], target: f64) -> bool;
 
 /// The `[auto]` table of a suite file; every field optional.

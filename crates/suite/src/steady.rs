@@ -414,17 +414,9 @@ fn points(curve: &[f64]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// netbench-stats' median (0 for no values: a flat line).
 fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    netbench_stats::median_in_place(v).unwrap_or(0.0)
 }
 
 /// The Theil–Sen slope (per window): the median of the slopes of all pairs.

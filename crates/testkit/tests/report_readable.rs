@@ -1,8 +1,9 @@
 //! Issue 29: the report of a run with 30 servers is readable on a laptop.
 //! The run is synthesised (no server is started, so the test takes seconds):
-//! 30 servers of seven threading models, two tests at 100 connections, three
-//! repetitions each, a client-bound cell, a noisy one and a server whose
-//! every repetition failed, warm-up curves for the start-up chart, and a
+//! 30 servers of seven threading models, two tests at 100 connections, eight
+//! rounds each (so every row is ranked over rounds, with its rankings
+//! section), an A/A twin, a client-bound leader and another client-bound
+//! cell, a noisy one and a server whose every repetition failed, warm-up curves for the start-up chart, and a
 //! cell of every kind beyond throughput (idle, storm, short-lived, rate
 //! sweep, fixed rate) for each server, and blank over TLS for the
 //! protocols section. The page is opened in Chromium at
@@ -29,7 +30,7 @@ use netbench_suite::store::*;
 
 const SUITE: &str = r#"
 servers = ["*"]
-repetitions = 3
+repetitions = 8
 [[scenarios]]
 name = "blank"
 endpoint = "blank"
@@ -98,7 +99,10 @@ fn names() -> Vec<String> {
                 langs[i % langs.len()],
                 frameworks[i % frameworks.len()]
             );
-            if i >= 24 {
+            if i == 28 {
+                // The first server named twice: its A/A twin.
+                "rust-hyper0:twin".to_string()
+            } else if i >= 24 {
                 format!("{name}:tuned{i}")
             } else {
                 format!("{name}{i}")
@@ -302,20 +306,25 @@ fn run() -> RunDetail {
         let (server, variant) = label.split_once(':').unwrap_or((label, ""));
         // TLS costs each server between 10% and 55% of its blank figure,
         // not in column order, so the protocols chart has 29 to rank.
-        let tls = 0.45 + ((i * 11) % 30) as f64 * 0.015;
+        let twin_of = if i == 28 { 0 } else { i };
+        let tls = 0.45 + ((twin_of * 11) % 30) as f64 * 0.015;
         for (test, scale) in [("blank", 1.0), ("work", 0.3), ("blank-tls", tls)] {
-            for repetition in 1..=3u32 {
+            for repetition in 1..=8u32 {
                 // Spread over 40x with a few percent of noise (the slowest
                 // few under 5% apart, so they share a tier); server 7
-                // noisy, server 9 client-bound on blank, server 29 failing
-                // every repetition.
-                let base = 200_000.0 * scale / (1.0 + f64::from(i as u32) * 1.3);
-                let jitter = 1.0 + 0.02 * (f64::from(repetition) - 2.0);
-                let rps = if i == 7 {
-                    base * [0.5, 1.0, 1.6][repetition as usize - 1]
-                } else {
-                    base * jitter
-                };
+                // noisy, servers 0 (the leader) and 9 client-bound on
+                // blank, server 28 server 0's twin, server 29 failing every
+                // repetition; round 4 at half speed for everyone.
+                let at = if i == 28 { 0 } else { i };
+                let base = 200_000.0 * scale / (1.0 + f64::from(at as u32) * 1.3);
+                let speed = if repetition == 4 { 0.5 } else { 1.0 };
+                let jitter = 1.0 + 0.01 * (((repetition as usize + i) % 5) as f64 - 2.0);
+                let rps = speed
+                    * if i == 7 {
+                        base * [0.5, 1.0, 1.6][(repetition as usize - 1) % 3]
+                    } else {
+                        base * jitter
+                    };
                 let failed = i == 29;
                 measurements.push(Measurement {
                     id: None,
@@ -332,10 +341,15 @@ fn run() -> RunDetail {
                         MeasurementStatus::Ok
                     },
                     failure: failed.then(|| "the server exited".to_string()),
-                    result_json: (!failed)
-                        .then(|| load_result(rps, 1.0 + i as f64 * 0.4, i == 9 && test == "blank")),
+                    result_json: (!failed).then(|| {
+                        load_result(
+                            rps,
+                            1.0 + i as f64 * 0.4,
+                            (i == 0 || i == 9) && test == "blank",
+                        )
+                    }),
                     histogram: None,
-                    client_bound: i == 9 && test == "blank",
+                    client_bound: (i == 0 || i == 9) && test == "blank",
                     started_at: String::new(),
                     duration_s: 10.0,
                     samples: if failed {
@@ -401,6 +415,28 @@ fn issue29_thirty_servers_are_readable_at_1280_px() {
     assert!(noisy.flags.contains('~'), "{noisy:?}");
     let bound = report.cell("blank", 100, &names()[9]).unwrap();
     assert!(bound.flags.contains('C'), "{bound:?}");
+    // Issue 43: every row ranked over its rounds; the blank row's leader
+    // client-bound and said so; the twins judged.
+    let blank = report.row("blank", 100).unwrap();
+    assert_eq!(blank.method, netbench_report::RowMethod::Rounds);
+    assert_eq!(blank.client_bound_leaders, [names()[0].clone()]);
+    assert_eq!(blank.ranked_by, ["fixed-rate c=100"]);
+    assert_eq!(blank.twins.len(), 1);
+    assert_eq!(blank.twins[0].tied, Some(true), "{:?}", blank.twins);
+    assert!(report.precision.line().is_some());
+    assert_eq!(
+        (report.precision.twin_rows, report.precision.twins_tied),
+        (3, 3)
+    );
+    // The throughput rows of eight rounds rank every cell; the kinds' rows
+    // (one repetition) keep the older rules.
+    assert!(report
+        .cells
+        .iter()
+        .filter(
+            |c| c.stats.rps.is_some() && ["blank", "work", "blank-tls"].contains(&c.test.as_str())
+        )
+        .all(|c| c.stats.rank.is_some()));
 
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-readable");
     std::fs::create_dir_all(&dir).unwrap();

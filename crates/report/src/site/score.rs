@@ -57,9 +57,8 @@ impl RunScores {
     }
 }
 
-/// The composite scores of a run's servers, from the figures its table
-/// ranks each row by (normalised by the machine-speed control when the
-/// whole row has it, else raw: [`crate::CellStats::ranked_values`]).
+/// The composite scores of a run's servers, from each cell's requests/s
+/// over its repetitions.
 pub fn run_scores(r: &Report) -> RunScores {
     let servers = &r.columns;
     let mut rows: Vec<Vec<(usize, Vec<f64>)>> = Vec::new();
@@ -70,7 +69,7 @@ pub fn run_scores(r: &Report) -> RunScores {
                 .enumerate()
                 .filter_map(|(i, s)| {
                     let c = r.cell(&t.name, conns, s)?;
-                    let v = c.stats.ranked_values();
+                    let v = &c.stats.rps_values;
                     (v.len() >= MIN_REPETITIONS && v.iter().all(|x| x.is_finite() && *x > 0.0))
                         .then(|| (i, v.to_vec()))
                 })
@@ -165,7 +164,7 @@ pub(crate) fn score_rows(
     };
     let point = geomean(&|ri, ci| median(&rows[ri][ci].1));
 
-    let mut rng = SplitMix64(seed);
+    let mut rng = netbench_stats::SplitMix64::new(seed);
     let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); servers];
     let mut scratch = Vec::new();
     for _ in 0..resamples {
@@ -175,9 +174,7 @@ pub(crate) fn score_rows(
                 row.iter()
                     .map(|(_, values)| {
                         scratch.clear();
-                        scratch.extend(
-                            (0..values.len()).map(|_| values[rng.below(values.len() as u64)]),
-                        );
+                        scratch.extend((0..values.len()).map(|_| values[rng.below(values.len())]));
                         median(&scratch)
                     })
                     .collect()
@@ -209,35 +206,9 @@ pub(crate) fn score_rows(
 /// A server's (score, low, high, cells scored).
 pub(crate) type Scored = (f64, f64, f64, usize);
 
+/// The median of a cell's values (never empty here).
 fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// SplitMix64 (Steele, Lea and Flood 2014): small, fast, and the same on
-/// every platform, which is all a reproducible bootstrap needs.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (Lemire's multiply-shift; its bias of n / 2^64 is
-    /// nothing for a handful of repetitions).
-    fn below(&mut self, n: u64) -> usize {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as usize
-    }
+    netbench_stats::median(xs).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
@@ -317,15 +288,5 @@ mod tests {
             }
         }
         assert_eq!(s[3], None);
-    }
-
-    #[test]
-    fn resampling_draws_every_index() {
-        let mut rng = SplitMix64(3);
-        let mut seen = [0u32; 3];
-        for _ in 0..3000 {
-            seen[rng.below(3)] += 1;
-        }
-        assert!(seen.iter().all(|&n| (900..1100).contains(&n)), "{seen:?}");
     }
 }

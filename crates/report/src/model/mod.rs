@@ -19,8 +19,16 @@ use crate::stats::summarize;
 use crate::suite_table::{label, run_table, CellStats, RunTable};
 use netbench_records::facts::Facts;
 
-/// The version of the JSON report's layout; bumped on any breaking change.
-pub const REPORT_FORMAT: &str = "netbench-report/1";
+pub(crate) mod rows;
+pub(crate) mod section;
+mod sections;
+
+pub use rows::{PairedRatio, Precision, RowMethod, RowRanking, TwinVerdict};
+
+/// The version of the JSON report's layout; bumped on any breaking change
+/// (2: the figures normalised by the machine-speed control left the cells,
+/// which carry intervals over rounds instead; schema/report.v2.schema.json).
+pub const REPORT_FORMAT: &str = "netbench-report/2";
 
 /// Everything a report shows about one run.
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +47,12 @@ pub struct Report {
     #[serde(skip)]
     pub scenarios: Vec<ScenarioRecord>,
     pub cells: Vec<Cell>,
+    /// Each throughput row's ranking (test and connections, in the table's
+    /// order): rank order, paired ratios of neighbours, A/A twins, and
+    /// client-bound leaders with the rows that rank them instead.
+    pub rows: Vec<RowRanking>,
+    /// How many cells reached ±5% and what the twins did: the summary line.
+    pub precision: Precision,
     pub repetitions: Vec<Repetition>,
     /// The rows of the kinds that are not throughput (idle, storm,
     /// rate-sweep, fixed-rate) and short-lived beside keep-alive; left out
@@ -60,6 +74,10 @@ pub struct Report {
     /// 33), best first; left out of the JSON when no server was probed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conformance: Vec<crate::conformance::ConformanceRow>,
+    /// The sections built as data (`sections/`), in the order every view
+    /// writes them; not in the JSON, whose typed fields carry their figures.
+    #[serde(skip)]
+    pub sections: Vec<section::Section>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -422,8 +440,25 @@ pub fn build_report(run: &RunDetail) -> Report {
     let protocols = crate::protocols::protocol_rows(&run.scenarios, &columns, &cells);
     let kinds = crate::kinds::build_kinds(run, &columns);
     let startup = start_up(run, &columns, &table.rows);
+    let precision = Precision::of(&table.cells, &table.rankings);
+    // The rows that rank client-bound leaders: server CPU per request at a
+    // fixed rate.
+    let mut fixed: Vec<String> = Vec::new();
+    for r in &kinds.fixed_rate {
+        let name = format!("{} c={}", r.test, r.connections);
+        if !fixed.contains(&name) {
+            fixed.push(name);
+        }
+    }
+    let mut rows = table.rankings.clone();
+    for row in rows
+        .iter_mut()
+        .filter(|r| !r.client_bound_leaders.is_empty())
+    {
+        row.ranked_by = fixed.clone();
+    }
 
-    Report {
+    let mut report = Report {
         format: REPORT_FORMAT,
         run: RunInfo {
             id: run.id,
@@ -456,12 +491,17 @@ pub fn build_report(run: &RunDetail) -> Report {
         scenarios: run.scenarios.clone(),
         kinds,
         cells,
+        rows,
+        precision,
         repetitions,
         startup,
         protocols,
         hostile: crate::hostile::hostile_tables(run),
         conformance: crate::conformance::conformance_rows(run),
-    }
+        sections: Vec::new(),
+    };
+    report.sections = sections::build(&report);
+    report
 }
 
 impl Report {
@@ -500,7 +540,15 @@ impl Report {
                     )
                 })
                 .collect(),
+            rankings: self.rows.clone(),
         }
+    }
+
+    /// The ranking of one row.
+    pub fn row(&self, test: &str, connections: u32) -> Option<&RowRanking> {
+        self.rows
+            .iter()
+            .find(|r| r.test == test && r.connections == connections)
     }
 
     /// What carried a test's requests: its scenario's protocol, HTTP/1.1
