@@ -31,6 +31,7 @@ pub fn new_run(suite: &str) -> NewRun {
 pub fn run(id: i64, suite: &str) -> RunDetail {
     let n = new_run(suite);
     RunDetail {
+        events: Vec::new(),
         id,
         suite: n.suite,
         suite_toml: n.suite_toml,

@@ -307,4 +307,7 @@ pub struct RunDetail {
     pub servers: Vec<ServerRecord>,
     /// Ordered by cell key.
     pub measurements: Vec<Measurement>,
+    /// What happened to its resident servers, in order (empty when its
+    /// servers were not resident, and for runs stored before schema 12).
+    pub events: Vec<crate::resident::ServerEvent>,
 }

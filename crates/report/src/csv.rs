@@ -182,6 +182,7 @@ pub fn write_csv(out: &mut impl Write, r: &Report) -> io::Result<()> {
             )?;
         }
     }
+    crate::view::csv::section_by_id(out, r, "resident", field, |t| protocol(t).to_string())?;
     crate::view::csv::section_by_id(out, r, "conformance", field, |t| protocol(t).to_string())?;
     for s in &r.startup.servers {
         let (test, proto) = match s.test.as_deref() {

@@ -45,6 +45,7 @@ fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Resul
     crate::axes::models_html(&mut b, r, &colors);
     crate::kind_html::kinds_html(&mut b, r, &colors, &mut ranked);
     crate::hostile_view::hostile_html(&mut b, r, &colors, &mut ranked);
+    crate::view::html::section_by_id(&mut b, r, &colors, "resident");
     crate::view::html::section_by_id(&mut b, r, &colors, "conformance");
     servers(&mut b, r, &colors);
     environment(&mut b, r);

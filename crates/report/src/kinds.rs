@@ -467,6 +467,7 @@ pub(crate) mod testing {
     /// A run of `suite_toml` with servers a and b.
     pub fn run(suite_toml: &str, measurements: Vec<Measurement>) -> RunDetail {
         RunDetail {
+            events: Vec::new(),
             scenarios: scenarios_of(suite_toml),
             servers: vec![fixtures::server("a", ""), fixtures::server("b", "")],
             measurements,

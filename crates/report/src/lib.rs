@@ -40,6 +40,7 @@ mod protocols;
 mod protocols_view;
 mod ranked_view;
 pub mod ranking;
+mod resident;
 mod resources;
 pub mod significance;
 pub mod site;

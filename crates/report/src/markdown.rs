@@ -68,6 +68,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     crate::kinds::write_markdown(out, &r.kinds)?;
     crate::hostile_view::write_markdown(out, &r.hostile)?;
     crate::startup_view::write_markdown(out, &r.startup)?;
+    crate::view::markdown::section_by_id(out, r, "resident")?;
     crate::view::markdown::section_by_id(out, r, "conformance")?;
 
     writeln!(

@@ -439,6 +439,7 @@ mod tests {
             ms.push(m);
         }
         RunDetail {
+            events: Vec::new(),
             scenarios: vec![fixtures::scenario(0, "blank", &[100])],
             servers: vec![fixtures::server("a", ""), fixtures::server("a", "slow")],
             measurements: ms,

@@ -142,6 +142,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let run = RunDetail {
+            events: Vec::new(),
             scenarios: vec![
                 sc(0, "blank-h1", Protocol::H1),
                 sc(1, "blank-tls", Protocol::Tls),

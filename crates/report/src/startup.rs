@@ -29,6 +29,10 @@ pub enum ProcessMode {
     /// Warmed until steady, one process per server and round serving all
     /// its cells (the first of them fresh).
     Reused,
+    /// Every server resident for the whole run: started at its first
+    /// visit, warmed until steady once per cell, re-warmed briefly at each
+    /// later visit (the run has server events).
+    Resident,
 }
 
 impl ProcessMode {
@@ -39,6 +43,10 @@ impl ProcessMode {
             ProcessMode::Fresh => "warmed until steady, fresh process per cell",
             ProcessMode::Reused => {
                 "warmed until steady, one process per server and round, reused across its cells"
+            }
+            ProcessMode::Resident => {
+                "every server resident for the run: warmed until steady at its first visit of \
+                 each cell, re-warmed briefly at each later one"
             }
         }
     }
@@ -216,7 +224,11 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 /// `rows` order (test × connections, as the tables list them; cells of
 /// other kinds follow in key order).
 pub fn start_up(run: &RunDetail, columns: &[String], rows: &[(String, u32)]) -> StartUp {
-    let process = process_mode(&run.measurements);
+    let process = if run.events.is_empty() {
+        process_mode(&run.measurements)
+    } else {
+        ProcessMode::Resident
+    };
     // Each warm-up record with where it stands in the table's order.
     let place = |m: &Measurement| {
         let row = rows

@@ -415,6 +415,7 @@ mod tests {
 
     fn run(measurements: Vec<Measurement>) -> RunDetail {
         RunDetail {
+            events: Vec::new(),
             servers: vec![
                 netbench_records::fixtures::server("a", ""),
                 netbench_records::fixtures::server("b", ""),

@@ -294,6 +294,7 @@ mod tests {
         use netbench_records::{fixtures, RunDetail};
         let names: Vec<String> = (0..SUMMARY_COLUMNS + 1).map(|i| format!("t{i}")).collect();
         let run = RunDetail {
+            events: Vec::new(),
             scenarios: names
                 .iter()
                 .enumerate()

@@ -89,6 +89,7 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(out)?;
         crate::protocols::write_markdown(out, &r.protocols)?;
     }
+    crate::view::terminal::section_by_id(out, r, "resident")?;
     crate::view::terminal::section_by_id(out, r, "conformance")?;
     // The other kinds' tables.
     if !r.kinds.is_empty() {

@@ -29,6 +29,7 @@ fn run() -> RunDetail {
         ..fixtures::server(name, "")
     };
     RunDetail {
+        events: Vec::new(),
         scenarios: vec![fixtures::scenario(0, "blank", &[100])],
         servers: vec![
             server(

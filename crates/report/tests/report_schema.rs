@@ -153,6 +153,7 @@ fn run() -> RunDetail {
     });
     let piped = Facts::Pipelined(PipelinedFacts { depth: 16 });
     RunDetail {
+        events: Vec::new(),
         scenarios: scenarios(),
         servers: vec![fixtures::server("s", "")],
         measurements: vec![
@@ -334,6 +335,7 @@ fn a_report_with_protocols_matches_the_schema() {
             .collect::<Vec<_>>()
     };
     let run = RunDetail {
+        events: Vec::new(),
         scenarios: vec![
             scenario(0, "blank-h1", "blank", Protocol::H1, 1),
             scenario(1, "blank-tls", "blank", Protocol::Tls, 1),
@@ -512,6 +514,7 @@ fn a_report_over_rounds_matches_the_schema() {
         }
     }
     let run = RunDetail {
+        events: Vec::new(),
         scenarios: netbench_suite_free_scenarios(suite),
         servers: vec![
             fixtures::server("a", ""),

@@ -1,6 +1,7 @@
 //! Resident servers (a suite's `[warmup] process = "run"`): every server and
-//! variant of the run started once, before the first round, and kept up
-//! while the rounds visit their cells. Each process is warmed until steady
+//! variant of the run started once, at its first visit (the first round
+//! visits each server's cells together), and kept up while the rounds
+//! visit their cells. Each process is warmed until steady
 //! at its first visit of each cell (the suite's rule, a fresh JIT's too),
 //! and afterwards only re-warmed briefly on the cell's own connections (the
 //! scenario's `warmup`) before a short measured window.
@@ -82,7 +83,7 @@ fn rss(session: &Session) -> Option<u64> {
 impl Resident {
     /// Starts `target` and waits until it answers; Err says why it could
     /// not (its cells then fail with that reason).
-    pub fn start(&mut self, env: &CellEnv<'_>, target: &Target) -> Result<ServerEvent, String> {
+    fn start(&mut self, env: &CellEnv<'_>, target: &Target) -> Result<ServerEvent, String> {
         let session = Session::start_on_loopback(env, target)?;
         let key = CellKey {
             server: target.manifest.name.clone(),
@@ -109,7 +110,7 @@ impl Resident {
     }
 
     /// Notes that `target` could not be started: its cells fail with `why`.
-    pub fn left_out(&mut self, target: &Target, why: String) {
+    fn left_out(&mut self, target: &Target, why: String) {
         self.slots.insert(
             (target.manifest.name.clone(), target.variant.clone()),
             Slot {
@@ -138,16 +139,17 @@ impl Resident {
         let round = key.repetition;
         let (started, at) = (Instant::now(), SystemTime::now());
         let mut events = Vec::new();
-        let Some(slot) = self
-            .slots
-            .get_mut(&(key.server.clone(), key.variant.clone()))
-        else {
-            let why = "the resident server was never started".to_string();
-            return Visit {
-                outcome: failed(key, why, started, at),
-                events,
-            };
-        };
+        let who = (key.server.clone(), key.variant.clone());
+        if !self.slots.contains_key(&who) {
+            // Started at its first visit, so that its warm-up curve starts
+            // at its start, as a fresh process's does (the start-up
+            // figures), and kept from then on.
+            match self.start(env, target) {
+                Ok(e) => events.push(e),
+                Err(e) => self.left_out(target, e),
+            }
+        }
+        let slot = self.slots.get_mut(&who).expect("started or left out above");
         let fail = |key: CellKey, why: String, events: Vec<ServerEvent>| Visit {
             outcome: failed(key, why, started, at),
             events,

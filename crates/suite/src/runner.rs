@@ -662,7 +662,7 @@ pub fn run_suite(
     let began = Instant::now();
     let mut index = done.len();
     let mut total = total;
-    let mut processes = Processes::open(suite, &env, &ready, store, run, obs)?;
+    let mut processes = Processes::open(suite);
     let resident = matches!(processes, Processes::Run(_));
     let mut fixed: Vec<PlannedCell> = cells(suite, 1..=repetitions, &ready)
         .filter(|c| !done.contains(&c.key))

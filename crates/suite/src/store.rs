@@ -566,6 +566,7 @@ impl Store {
                 params![id],
                 |row| {
                     Ok(RunDetail {
+                        events: Vec::new(),
                         id: row.get(0)?,
                         suite: row.get(1)?,
                         suite_toml: row.get(2)?,
@@ -696,6 +697,9 @@ impl Store {
                 detail.measurements[i].samples.push(sample);
             }
         }
+        drop(rows);
+        drop(stmt);
+        detail.events = events::events_of(&tx, id).map_err(&failed)?;
         Ok(detail)
     }
 

@@ -79,43 +79,14 @@ pub(crate) enum Processes {
 }
 
 impl Processes {
-    /// Opens what the suite asks for: with resident servers, starts every
-    /// one of `targets` (recording each start; one that cannot start has
-    /// its cells fail with the reason).
-    pub(crate) fn open(
-        suite: &Suite,
-        env: &CellEnv<'_>,
-        targets: &[&Target],
-        store: &Store,
-        run: i64,
-        obs: &mut dyn Observer,
-    ) -> Result<Processes, RunError> {
-        Ok(match suite.warm.process {
+    /// What the suite asks for (resident servers start at their first
+    /// visit).
+    pub(crate) fn open(suite: &Suite) -> Processes {
+        match suite.warm.process {
             ProcessScope::Cell => Processes::Fresh,
             ProcessScope::Round => Processes::Round(None),
-            ProcessScope::Run => {
-                let mut resident = Resident::default();
-                let wanted = |t: &Target| {
-                    suite
-                        .scenarios
-                        .iter()
-                        .any(|s| resident_serves(s) && planned_for(s, t))
-                };
-                for t in targets.iter().filter(|t| wanted(t)) {
-                    if env.cancel.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    match resident.start(env, t) {
-                        Ok(started) => {
-                            store.record_event(run, &started)?;
-                            obs.event(Event::Server(&started));
-                        }
-                        Err(e) => resident.left_out(t, e),
-                    }
-                }
-                Processes::Run(resident)
-            }
-        })
+            ProcessScope::Run => Processes::Run(Resident::default()),
+        }
     }
 
     /// Puts `cells` (whole rounds, in round order) in the order they run.

@@ -370,6 +370,7 @@ fn run() -> RunDetail {
         measurements.extend(kind_measurements(i, label));
     }
     RunDetail {
+        events: Vec::new(),
         id: 1,
         suite: "standard".into(),
         suite_toml: SUITE.into(),

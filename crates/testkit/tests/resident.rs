@@ -80,11 +80,12 @@ fn resident_servers_serve_every_round_in_the_seed_s_order_and_twins_run_apart() 
 
     // a, its twin and b: three processes, each started once.
     let events = store.server_events(outcome.run).unwrap();
-    let starts: Vec<(&str, &str)> = events
+    let mut starts: Vec<(&str, &str)> = events
         .iter()
         .filter(|e| e.kind == ServerEventKind::Started)
         .map(|e| (e.server.as_str(), e.variant.as_str()))
         .collect();
+    starts.sort();
     assert_eq!(starts, [("a", ""), ("a", "twin"), ("b", "")]);
     assert!(events
         .iter()

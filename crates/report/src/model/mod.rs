@@ -74,6 +74,11 @@ pub struct Report {
     /// 33), best first; left out of the JSON when no server was probed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conformance: Vec<crate::conformance::ConformanceRow>,
+    /// What each resident server did while it waited its turn, and its
+    /// crashes (issue 43); left out of the JSON when the run's servers were
+    /// not resident.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resident: Vec<crate::resident::ResidentRow>,
     /// The sections built as data (`sections/`), in the order every view
     /// writes them; not in the JSON, whose typed fields carry their figures.
     #[serde(skip)]
@@ -498,8 +503,10 @@ pub fn build_report(run: &RunDetail) -> Report {
         protocols,
         hostile: crate::hostile::hostile_tables(run),
         conformance: crate::conformance::conformance_rows(run),
+        resident: Vec::new(),
         sections: Vec::new(),
     };
+    report.resident = crate::resident::resident_rows(run, &report.columns);
     report.sections = sections::build(&report);
     report
 }
@@ -860,6 +867,7 @@ mod tests {
 
     fn run_of(servers: Vec<ServerRecord>) -> RunDetail {
         RunDetail {
+            events: Vec::new(),
             servers,
             ..fixtures::run(1, "t")
         }

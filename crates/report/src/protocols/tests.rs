@@ -39,6 +39,7 @@ fn reps(server: &str, test: &str, rps: &[f64]) -> Vec<Measurement> {
 /// A run of the scenarios above with servers a and b.
 fn protocol_run(measurements: Vec<Measurement>) -> RunDetail {
     RunDetail {
+        events: Vec::new(),
         scenarios: scenarios(),
         servers: vec![fixtures::server("a", ""), fixtures::server("b", "")],
         measurements,

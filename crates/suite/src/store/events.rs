@@ -43,41 +43,44 @@ impl Store {
     /// Every event of `run`'s resident servers, in the order they happened
     /// (none for a run whose servers were not resident).
     pub fn server_events(&self, run: i64) -> Result<Vec<ServerEvent>, StoreError> {
-        let failed = fail(&self.path, "reading a run's server events");
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT server, variant, round, at, event, waited_s, cpu_s, rss_bytes, detail
-                 FROM server_events WHERE run_id = :run ORDER BY seq",
-            )
-            .map_err(&failed)?;
-        let rows = stmt
-            .query_map(named_params! { ":run": run }, |row| {
-                let event: String = row.get("event")?;
-                let kind = ServerEventKind::parse(&event).ok_or_else(|| {
-                    rusqlite::Error::FromSqlConversionFailure(
-                        4,
-                        rusqlite::types::Type::Text,
-                        format!("unknown server event {event:?}").into(),
-                    )
-                })?;
-                Ok(ServerEvent {
-                    server: row.get("server")?,
-                    variant: row.get("variant")?,
-                    round: row.get("round")?,
-                    at: row.get("at")?,
-                    kind,
-                    waited_s: row.get("waited_s")?,
-                    cpu_s: row.get("cpu_s")?,
-                    rss_bytes: row
-                        .get::<_, Option<i64>>("rss_bytes")?
-                        .map(|b| b.max(0) as u64),
-                    detail: row.get("detail")?,
-                })
-            })
-            .map_err(&failed)?;
-        rows.collect::<Result<_, _>>().map_err(&failed)
+        events_of(&self.conn, run).map_err(fail(&self.path, "reading a run's server events"))
     }
+}
+
+/// `run`'s server events in order, read on `conn` (a transaction's, for
+/// [`Store::run`]'s one snapshot).
+pub(super) fn events_of(
+    conn: &rusqlite::Connection,
+    run: i64,
+) -> rusqlite::Result<Vec<ServerEvent>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT server, variant, round, at, event, waited_s, cpu_s, rss_bytes, detail
+         FROM server_events WHERE run_id = :run ORDER BY seq",
+    )?;
+    let rows = stmt.query_map(named_params! { ":run": run }, |row| {
+        let event: String = row.get("event")?;
+        let kind = ServerEventKind::parse(&event).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                4,
+                rusqlite::types::Type::Text,
+                format!("unknown server event {event:?}").into(),
+            )
+        })?;
+        Ok(ServerEvent {
+            server: row.get("server")?,
+            variant: row.get("variant")?,
+            round: row.get("round")?,
+            at: row.get("at")?,
+            kind,
+            waited_s: row.get("waited_s")?,
+            cpu_s: row.get("cpu_s")?,
+            rss_bytes: row
+                .get::<_, Option<i64>>("rss_bytes")?
+                .map(|b| b.max(0) as u64),
+            detail: row.get("detail")?,
+        })
+    })?;
+    rows.collect()
 }
 
 impl Store {

@@ -5,12 +5,14 @@
 
 mod conformance;
 mod ranking;
+mod resident;
 
 use super::section::Section;
 use super::Report;
 
 /// Every section builder, in the order the views write them.
-const LIST: &[fn(&Report) -> Option<Section>] = &[ranking::section, conformance::section];
+const LIST: &[fn(&Report) -> Option<Section>] =
+    &[ranking::section, resident::section, conformance::section];
 
 /// The run's sections, in [`LIST`]'s order, those it has nothing for left
 /// out.
