@@ -4,13 +4,15 @@
 //! nothing for it) and one line in [`LIST`]; every view writes it.
 
 mod conformance;
+mod placements;
 mod ranking;
 
 use super::section::Section;
 use super::Report;
 
 /// Every section builder, in the order the views write them.
-const LIST: &[fn(&Report) -> Option<Section>] = &[ranking::section, conformance::section];
+const LIST: &[fn(&Report) -> Option<Section>] =
+    &[ranking::section, placements::section, conformance::section];
 
 /// The run's sections, in [`LIST`]'s order, those it has nothing for left
 /// out.
