@@ -37,9 +37,7 @@ fn write_report(out: &mut impl Write, r: &Report, up: Option<&str>) -> io::Resul
     crate::ranked_view::latency_html(&mut b, r, &colors, &mut ranked);
     crate::ranked_view::resources_html(&mut b, r, &colors, &mut ranked);
     crate::startup_view::startup_html(&mut b, r, &colors);
-    if let Some(p) = r.placements() {
-        crate::network::write_html(&mut b, &p);
-    }
+    crate::view::html::section_by_id(&mut b, r, &colors, "placements");
     let allocators = crate::axes::allocator_study(r);
     crate::axes::allocators_html(&mut b, &allocators);
     crate::axes::models_html(&mut b, r, &colors);

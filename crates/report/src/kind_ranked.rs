@@ -115,13 +115,21 @@ pub(crate) fn fixed_cpu(k: &KindSections, colors: &[Swatch], test: &str) -> Opti
     let connections = rows().map(|r| r.connections).max()?;
     let bars = rows()
         .filter_map(|r| {
-            Some(kind_bar(
+            let mut bar = kind_bar(
                 colors,
                 &r.server,
                 r.server_cpu_us_per_request?,
-                None,
+                r.cpu_per_request.and_then(|e| e.ci95),
                 "",
-            ))
+            );
+            // Its rank among the servers that held the rate, with the
+            // interval of its CPU per request as the whisker.
+            bar.rank = crate::suite_table::rank_text(r.rank);
+            if !r.holds_rate {
+                bar.flag_text
+                    .push("did not hold the rate: shown, not ranked".into());
+            }
+            Some(bar)
         })
         .collect();
     rank(colors, Measure::FixedCpu, test, connections, bars)

@@ -62,9 +62,7 @@ pub fn write_markdown(out: &mut impl Write, r: &Report) -> io::Result<()> {
     crate::protocols::write_markdown(out, &r.protocols)?;
     write_allocators(out, r)?;
     write_models(out, r)?;
-    if let Some(p) = r.placements() {
-        crate::network::write_markdown(out, &p)?;
-    }
+    crate::view::markdown::section_by_id(out, r, "placements")?;
     crate::kinds::write_markdown(out, &r.kinds)?;
     crate::hostile_view::write_markdown(out, &r.hostile)?;
     crate::startup_view::write_markdown(out, &r.startup)?;

@@ -2,17 +2,16 @@
 //! the notes that say it for each scenario, and the placement table, which
 //! puts the same cells on loopback and over a veth pair (shaped or not) side
 //! by side with the change against loopback. Computed from the stored paths
-//! and the run's scenario records; the text, Markdown and HTML writers lay it out.
+//! and the run's scenario records; model/sections/placements.rs makes it a
+//! section, which every view writes.
 
 use std::fmt::Write as _;
-use std::io::{self, Write};
 
 use netbench_records::network::MTU;
 use netbench_records::RunDetail;
 use netbench_records::{Bandwidth, NetPlacement, NetworkPath, ScenarioRecord};
 
 use crate::format::{format_duration_ns, thousands};
-use crate::html_parts::esc;
 use crate::suite_table::CellStats;
 
 /// A placement in words, without addresses: what the notes group by.
@@ -235,62 +234,6 @@ pub(crate) const LEGEND: &str = "The same cells with the server on loopback and 
     change against loopback (▲ or ▼ beyond noise, Welch's 95% interval of the change over the \
     repetitions; ≈ not told apart), median p99; the cells' flags after.";
 
-/// The placement table as Markdown, with its heading and legend.
-pub(crate) fn write_markdown(out: &mut impl Write, t: &PlacementTable) -> io::Result<()> {
-    writeln!(out, "#### Network placement\n\n{LEGEND}\n")?;
-    let md = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-    writeln!(
-        out,
-        "| test | connections | server | {} |",
-        t.columns
-            .iter()
-            .map(|c| md(c))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    )?;
-    writeln!(out, "|---|---:|---|{}", "---:|".repeat(t.columns.len()))?;
-    for r in &t.rows {
-        let values: Vec<String> = r.values.iter().map(|v| md(v)).collect();
-        writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            md(&r.test),
-            thousands(u64::from(r.connections)),
-            md(&r.server),
-            values.join(" | ")
-        )?;
-    }
-    writeln!(out)
-}
-
-/// The placement section of the HTML report.
-pub(crate) fn write_html(b: &mut String, t: &PlacementTable) {
-    let _ = write!(
-        b,
-        "<section id=\"placements\"><h2>Network placement</h2><p class=\"legend\">{}</p>\
-         <table class=\"grid\"><thead><tr><th>test</th><th>connections</th><th>server</th>",
-        esc(LEGEND)
-    );
-    for c in &t.columns {
-        let _ = write!(b, "<th>{}</th>", esc(c));
-    }
-    b.push_str("</tr></thead><tbody>");
-    for r in &t.rows {
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td>{}</td><th>{}</th>",
-            esc(&r.test),
-            thousands(u64::from(r.connections)),
-            esc(&r.server)
-        );
-        for v in &r.values {
-            let _ = write!(b, "<td>{}</td>", esc(v));
-        }
-        b.push_str("</tr>");
-    }
-    b.push_str("</tbody></table></section>");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,17 +317,6 @@ mod tests {
                 "1,001 (+0% ≈) · 1.20ms"
             ]
         );
-
-        let mut md = Vec::new();
-        write_markdown(&mut md, &t).unwrap();
-        let md = String::from_utf8(md).unwrap();
-        assert!(
-            md.contains("| test | connections | server | loopback | veth | veth, tbf 1gbit |"),
-            "{md}"
-        );
-        let mut html = String::new();
-        write_html(&mut html, &t);
-        assert!(html.contains("<th>veth, tbf 1gbit</th>"), "{html}");
 
         // A suite with every scenario in one place has no such table.
         let one = LAN

@@ -136,7 +136,7 @@ impl Measure {
     /// What the whisker spans, for the tooltip.
     fn whisker(self) -> &'static str {
         match self {
-            Measure::Throughput => "95% interval of the median",
+            Measure::Throughput | Measure::FixedCpu => "95% interval of the median",
             Measure::StormConnect => "p50 to the slowest connect",
             Measure::ProtocolVsH1 | Measure::ProtocolVsH2c => "95% CI",
             Measure::HostileP99 => "best to worst attack",

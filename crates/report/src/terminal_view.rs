@@ -81,10 +81,7 @@ pub fn write_run_table(out: &mut impl Write, r: &Report) -> io::Result<()> {
             write!(out, "{}", rest_lines_safe(reason, "    | "))?;
         }
     }
-    if let Some(p) = r.placements() {
-        writeln!(out)?;
-        crate::network::write_markdown(out, &p)?;
-    }
+    crate::view::terminal::section_by_id(out, r, "placements")?;
     if !r.protocols.is_empty() {
         writeln!(out)?;
         crate::protocols::write_markdown(out, &r.protocols)?;

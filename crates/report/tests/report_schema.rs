@@ -560,7 +560,7 @@ fn a_report_over_rounds_matches_the_schema() {
     netbench_report::write_markdown(&mut md, &report).unwrap();
     let md = String::from_utf8(md).unwrap();
     assert!(
-        md.contains("| rank | server | requests/s | relative | over next |  | marks |"),
+        md.contains("| rank | server | requests/s | relative | over next | told apart | marks |"),
         "{md}"
     );
     let mut csv = Vec::new();

@@ -58,8 +58,17 @@ impl Table {
 /// write it, and they all write the same text for it ([`Value::text`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
-    /// A name or a phrase (left-aligned).
+    /// A name or a phrase (left-aligned in Markdown).
     Text(String),
+    /// A test's or a group's name (left-aligned in Markdown, a plain cell
+    /// in HTML).
+    Name(String),
+    /// A figure already written ("12,345 (−8% ▼) · 1.20ms"; right-aligned).
+    Figure(String),
+    /// A whole number: "1,000".
+    Count(u64),
+    /// A row's heading (an HTML `th`), such as a server without a swatch.
+    RowHead(String),
     /// A server's name (left-aligned; the HTML gives it its swatch).
     Server(String),
     /// Requests/s, or any rate per second, rounded to whole units.
@@ -106,6 +115,8 @@ impl Value {
     pub fn text(&self) -> String {
         match self {
             Value::Text(t) | Value::Server(t) | Value::Marks(t) => t.clone(),
+            Value::Figure(t) | Value::RowHead(t) | Value::Name(t) => t.clone(),
+            Value::Count(n) => thousands(*n),
             Value::PerSecond(v) => thousands(v.round().max(0.0) as u64),
             Value::Estimate { estimate, unit } => estimate_text(estimate, *unit),
             Value::Rank(r) => match r.ci95 {
@@ -128,7 +139,12 @@ impl Value {
     pub fn is_figure(&self) -> bool {
         !matches!(
             self,
-            Value::Text(_) | Value::Server(_) | Value::Marks(_) | Value::Codes(_)
+            Value::Text(_)
+                | Value::Server(_)
+                | Value::Marks(_)
+                | Value::Codes(_)
+                | Value::RowHead(_)
+                | Value::Name(_)
         )
     }
 }

@@ -95,6 +95,8 @@ fn value(v: &Value, colors: &[Swatch]) -> String {
         ),
         Value::Marks(m) => format!("<td class=\"text\">{}</td>", flags_html(m)),
         Value::Text(t) => format!("<td class=\"text\">{}</td>", esc(t)),
+        Value::RowHead(t) => format!("<th>{}</th>", esc(t)),
+        Value::Figure(t) | Value::Name(t) => format!("<td>{}</td>", esc(t)),
         other => format!("<td>{}</td>", esc(&other.text())),
     }
 }

@@ -4,6 +4,7 @@
 //! nothing for it) and one line in [`LIST`]; every view writes it.
 
 mod conformance;
+mod placements;
 mod ranking;
 mod resident;
 
@@ -12,7 +13,7 @@ use super::Report;
 
 /// Every section builder, in the order the views write them.
 const LIST: &[fn(&Report) -> Option<Section>] =
-    &[ranking::section, resident::section, conformance::section];
+    &[ranking::section, placements::section, resident::section, conformance::section];
 
 /// The run's sections, in [`LIST`]'s order, those it has nothing for left
 /// out.

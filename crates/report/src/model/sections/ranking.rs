@@ -15,7 +15,7 @@ const LEGEND: &str = "Per test and connection count measured in 5 rounds or more
     requests/s: the median over the rounds [its 95% interval]. relative: its requests/s over \
     the row's geometric mean in the same round, median over the rounds ±half its 95% interval \
     (the cell's ±x% everywhere in the report). over next: its requests/s over the next server's, \
-    round by round, median [95% interval]; \"apart\" when the interval excludes 1, and a new \
+    round by round, median [95% interval]; told apart: yes when the interval excludes 1, and a new \
     tier starts there. Intervals: the bootstrap of the median (percentiles expanded for small \
     samples; docs/method.md).";
 
@@ -79,7 +79,7 @@ pub(super) fn section(r: &Report) -> Option<Section> {
                 "requests/s",
                 "relative",
                 "over next",
-                "",
+                "told apart",
                 "marks",
             ],
         );
@@ -106,8 +106,8 @@ pub(super) fn section(r: &Report) -> Option<Section> {
                         unit: Unit::Ratio,
                     }),
                 Value::Text(match next {
-                    Some(p) if p.told_apart => "apart".into(),
-                    Some(p) if p.ratio.is_some() => "not apart".into(),
+                    Some(p) if p.told_apart => "yes".into(),
+                    Some(p) if p.ratio.is_some() => "no".into(),
                     _ => String::new(),
                 }),
                 Value::Marks(cell.flags.clone()),
