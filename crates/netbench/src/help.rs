@@ -263,9 +263,11 @@ answer checked as HTTP/1.1's are. -c is still TCP connections: -c 100 --streams 
 to 1,000 requests in flight. Latency is per stream, from its HEADERS (or its intended send
 time) to the end of its answer. --grpc sends the contract's netbench.Work/Compute calls
 (contract/grpc/work.proto) over h2c, or h2 on https://: each reply is compared with its own
-document's, and its grpc-status must be 0. Failures add four kinds: h2_protocol (the
+document's, and its grpc-status must be 0. Failures add five kinds: h2_protocol (the
 server broke HTTP/2; the connection ends with GOAWAY), h2_reset (the stream was reset),
-h2_goaway (the stream was above the last one the server's GOAWAY took) and grpc_status.
+h2_goaway (the stream was above the last one the server's GOAWAY took), grpc_status, and
+h2_flood (the server sent PING or SETTINGS faster than it read the answers: more than
+1,000 owed at once; the connection ends with GOAWAY ENHANCE_YOUR_CALM).
 
 Compressed answers (--compressed): sends Accept-Encoding: gzip and requires gzip back;
 an answer without Content-Encoding: gzip, not valid gzip, or inflating past 256 KiB
