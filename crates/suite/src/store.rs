@@ -405,9 +405,10 @@ impl Store {
                                            other_busy_before_cores, quiet_wait_s, facts,
                                            server_cpu_s, net_placement, net_server_addr,
                                            net_client_addr, net_mtu, net_bandwidth_bps,
-                                           net_burst_bytes, probe_loopback_ns, warmup)
+                                           net_burst_bytes, probe_loopback_ns, warmup,
+                                           server_output_cut)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
+                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)
                  ON CONFLICT (run_id, server, variant, scenario, connections, repetition) DO UPDATE SET
                      status = excluded.status,
                      failure = excluded.failure,
@@ -432,7 +433,8 @@ impl Store {
                      net_bandwidth_bps = excluded.net_bandwidth_bps,
                      net_burst_bytes = excluded.net_burst_bytes,
                      probe_loopback_ns = excluded.probe_loopback_ns,
-                     warmup = excluded.warmup
+                     warmup = excluded.warmup,
+                     server_output_cut = excluded.server_output_cut
                  RETURNING id",
                 params![
                     run,
@@ -469,6 +471,7 @@ impl Store {
                     m.warmup
                         .as_ref()
                         .and_then(|w| serde_json::to_string(w).ok()),
+                    m.server_output_cut.filter(|&n| n > 0).map(to_i64),
                 ],
                 |row| row.get(0),
             )
@@ -627,7 +630,8 @@ impl Store {
                         probe_server_ns, probe_client_ns, probe_drift, steal, other_busy_cores,
                         other_busy_before_cores, quiet_wait_s, facts, server_cpu_s,
                         net_placement, net_server_addr, net_client_addr, net_mtu,
-                        net_bandwidth_bps, net_burst_bytes, probe_loopback_ns, warmup
+                        net_bandwidth_bps, net_burst_bytes, probe_loopback_ns, warmup,
+                        server_output_cut
                  FROM measurements WHERE run_id = ?1
                  ORDER BY server, variant, scenario, connections, repetition",
             )
@@ -663,6 +667,9 @@ impl Store {
                     warmup: row
                         .get::<_, Option<String>>("warmup")?
                         .and_then(|j| serde_json::from_str(&j).ok()),
+                    server_output_cut: row
+                        .get::<_, Option<i64>>("server_output_cut")?
+                        .and_then(|n| u64::try_from(n).ok()),
                 })
             })
             .map_err(&failed)?

@@ -230,6 +230,13 @@ ALTER TABLE scenarios_10 RENAME TO scenarios;
 ALTER TABLE scenarios ADD COLUMN protocol TEXT NOT NULL DEFAULT 'h1' CHECK (protocol <> '');
 ALTER TABLE scenarios ADD COLUMN streams INTEGER NOT NULL DEFAULT 1 CHECK (streams >= 1);
 "#,
+    // 12: bytes of the server's output its log dropped during the cell
+    // (issue 42: the log keeps the first and last MiB); NULL when nothing
+    // was cut, and before.
+    r#"
+ALTER TABLE measurements ADD COLUMN server_output_cut INTEGER
+    CHECK (server_output_cut IS NULL OR server_output_cut > 0);
+"#,
 ];
 
 /// The schema version whose step also fills its new records from the texts

@@ -122,6 +122,7 @@ fn ok(key: CellKey, samples: usize) -> Measurement {
             class: "warmed".to_string(),
             steady_from_s: Some(1.0),
         }),
+        server_output_cut: Some(3_490_000_000),
     }
 }
 
@@ -142,6 +143,7 @@ fn failed(key: CellKey, why: &str) -> Measurement {
         server_cpu_s: None,
         network: None,
         warmup: None,
+        server_output_cut: None,
     }
 }
 
@@ -343,6 +345,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
         assert_eq!(stored.noise, r.noise);
         assert_eq!(stored.network, r.network);
         assert_eq!(stored.warmup, r.warmup);
+        assert_eq!(stored.server_output_cut, r.server_output_cut);
     }
     assert_eq!(
         detail.measurements[0].started_at,
