@@ -66,7 +66,8 @@ pub use plan::{
 };
 pub use request::{build_request, RequestParts};
 pub use result::{
-    ClientMemory, LatencySummary, LoadResult, PartReport, RateSummary, Verdict, WorkerReport,
+    ClientMemory, LatencySummary, LoadResult, PartReport, RateSummary, Unfinished, Verdict,
+    WorkerReport,
 };
 pub use run::run;
 pub use session::cookie_pair as session_cookie;

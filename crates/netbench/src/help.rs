@@ -5,8 +5,8 @@ pub(crate) const EXIT_CODES: &str = "\
 Exit codes (each command's --help has its own):
   0    done: for load, within --max-error-rate and every --slo-*; for compare
        --fail-on, no row moved beyond the rules and beyond noise
-  1    load: the error rate was above --max-error-rate or a latency missed its
-       --slo-*; compare --fail-on: a regression, or nothing could be judged;
+  1    load: nothing was answered, the error rate was above --max-error-rate or a
+       latency missed its --slo-*; compare --fail-on: a regression, or nothing could be judged;
        run: a server was left out or a cell failed; verify: a check failed;
        attack: not one connection could be opened
   2    bad usage, or a failure that stopped the command (nothing measured);
@@ -292,10 +292,12 @@ printed on stderr with the margin (\"p99 latency 7.31ms is above --slo-p99 5ms b
 (+46.2%)\"). A run without a good answer has no percentile, and misses every SLO given.
 
 Exit codes:
-  0    the run completed, its error rate was within --max-error-rate and every --slo-*
-       given was met
-  1    the run completed but its error rate was above --max-error-rate, or a measured
-       percentile was above its --slo-* (both are checked and printed)
+  0    the run completed, something was answered, its error rate was within
+       --max-error-rate and every --slo-* given was met
+  1    the run completed but nothing was answered or failed while measuring (every
+       request was still in flight at the end), its error rate was above
+       --max-error-rate, or a measured percentile was above its --slo-* (each is
+       checked and printed)
   2    bad usage (a zero, negative or unitless --slo-*, among others), or a failure that
        stopped the run (nothing measured)
   130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed;
