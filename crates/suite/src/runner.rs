@@ -637,7 +637,8 @@ pub fn run_suite(
     let work_seed = store.run(run)?.work_seed.unwrap_or(1);
     // Cells of an optional part a server does not offer are not planned.
     let all: Vec<&Target> = targets.iter().collect();
-    let total = cells(suite, 1..=repetitions, &all).count();
+    // Counted, never collected: one round's cells times the rounds.
+    let total = cells(suite, 1..=1, &all).count() * repetitions as usize;
     obs.event(Event::Started {
         run,
         servers: targets.len(),
@@ -710,25 +711,29 @@ pub fn run_suite(
     let began = Instant::now();
     let mut index = done.len();
     let mut total = total;
-    let mut fixed: Vec<PlannedCell> = cells(suite, 1..=repetitions, &ready)
-        .filter(|c| !done.contains(&c.key))
-        .collect();
-    order_for_reuse(&mut fixed, suite);
     // The process that serves the cells of one server's round, when the
     // suite reuses processes; dropped (so stopped) when the round moves on.
     let mut session: Option<OpenSession> = None;
     let ids = (run, work_seed);
-    if !measure_all(
-        req,
-        &env,
-        store,
-        obs,
-        ids,
-        fixed,
-        (&mut index, total),
-        &mut session,
-    )? {
-        return finish(store, RunStatus::Interrupted, obs);
+    // Planned a round at a time (rounds run one after another anyway), so
+    // what is held is one round's cells whatever the repetitions.
+    for round in 1..=repetitions {
+        let mut fixed: Vec<PlannedCell> = cells(suite, round..=round, &ready)
+            .filter(|c| !done.contains(&c.key))
+            .collect();
+        order_for_reuse(&mut fixed, suite);
+        if !measure_all(
+            req,
+            &env,
+            store,
+            obs,
+            ids,
+            fixed,
+            (&mut index, total),
+            &mut session,
+        )? {
+            return finish(store, RunStatus::Interrupted, obs);
+        }
     }
     if let Some(a) = suite.adaptive {
         // Rounds past the first ones, each of the cells still too noisy to

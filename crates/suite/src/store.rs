@@ -21,6 +21,7 @@ use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior,
 };
 
+pub use liveness::remove_held_files;
 pub use schema::SCHEMA_VERSION;
 
 use crate::netns::{Bandwidth, NetPlacement, NetworkPath};
@@ -57,6 +58,11 @@ pub enum StoreError {
     Foreign { path: PathBuf, tables: String },
     #[error("there is no results store at {path}: run a suite first (`netbench run quick`), or pass --db FILE")]
     Missing { path: PathBuf },
+    /// SQLite's own check finds the file damaged: a run added to it would
+    /// be stored among pages that no longer read back (issue 42: `run`
+    /// appended to a store `runs` called malformed).
+    #[error("the results store {path} is damaged (SQLite's check: {detail}); netbench adds nothing to a damaged store: restore it from a copy, or choose another --db (`sqlite3 FILE .recover` may save its runs)")]
+    Damaged { path: PathBuf, detail: String },
     #[error("the results store {path} failed while {action}: {source}; if it is locked, another netbench is writing to it (wait, or choose another --db); if it is damaged, move it aside")]
     Query {
         path: PathBuf,
@@ -92,6 +98,9 @@ pub struct Store {
     /// measured (see [`liveness`]); held from a run's start or resume to
     /// its end.
     hold: std::cell::RefCell<Option<liveness::RunHold>>,
+    /// What SQLite's check found wrong with the file when it was opened to
+    /// read (a damaged store is refused for writing).
+    damage: Option<String>,
 }
 
 impl Store {
@@ -113,7 +122,21 @@ impl Store {
         // of another program is left exactly as it was.
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_failed)?;
         refuse_foreign(&conn, path)?;
+        // Once, before anything is added to it.
+        if let Some(detail) = damage(&conn) {
+            return Err(StoreError::Damaged {
+                path: path.to_path_buf(),
+                detail,
+            });
+        }
         Store::prepare(conn, path.to_path_buf())
+    }
+
+    /// What SQLite's check found wrong with the file when it was opened to
+    /// read; None when nothing (or for a store opened to write, which is
+    /// refused when damaged). Readers say so before what they show.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.as_deref()
     }
 
     /// Opens an existing store to read it: never creates the file or its
@@ -132,8 +155,9 @@ impl Store {
         let conn = open::open_reader(path, BUSY_TIMEOUT).map_err(open_failed)?;
         refuse_foreign(&conn, path)?;
         let found = schema::user_version(&conn).map_err(open_failed)?;
+        let damaged = damage(&conn);
         let path = path.to_path_buf();
-        match found {
+        let store = match found {
             v if v == SCHEMA_VERSION => Ok(Store::with(conn, path)),
             v if v > SCHEMA_VERSION => Err(StoreError::NewerSchema { path, found }),
             // An older file is read through an upgraded copy in memory: the
@@ -146,7 +170,11 @@ impl Store {
                 drop(conn);
                 Store::prepare(copy, path)
             }
-        }
+        };
+        store.map(|mut s| {
+            s.damage = damaged;
+            s
+        })
     }
 
     /// A store that lives and dies with the value; for tests.
@@ -202,6 +230,7 @@ impl Store {
             conn,
             path,
             hold: std::cell::RefCell::new(None),
+            damage: None,
         }
     }
 
@@ -775,6 +804,20 @@ impl Store {
 }
 
 /// Refuses a file that is another program's SQLite database.
+/// What SQLite's quick check finds wrong with the file (its first few
+/// findings), or None when it says `ok`. A file too damaged to check at all
+/// is damaged too. Reads every page once: a second or so for a large store.
+fn damage(conn: &Connection) -> Option<String> {
+    let found: Result<Vec<String>, rusqlite::Error> = conn
+        .prepare("PRAGMA quick_check(3)")
+        .and_then(|mut s| s.query_map([], |row| row.get(0))?.collect());
+    match found {
+        Ok(lines) if lines.len() == 1 && lines[0] == "ok" => None,
+        Ok(lines) => Some(lines.join("; ")),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 fn refuse_foreign(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let found = open::foreign_tables(conn).map_err(|source| StoreError::Open {
         path: path.to_path_buf(),

@@ -999,3 +999,36 @@ connections = [1]
         ]
     );
 }
+
+/// Issue 42 (low): `run --db` added a run to a store `runs` called
+/// malformed, and `show`, `report` and `compare` read it without a word. A
+/// damaged store is refused for writing, and a reader is told.
+#[test]
+fn issue42_a_damaged_store_is_refused_for_writing_and_said_so_when_read() {
+    let dir = TempDir::new("damaged");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let path = dir.0.join("db.sqlite");
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.damage(), None);
+    drop(store);
+    let healthy = Store::open_existing(&path).unwrap();
+    assert_eq!(healthy.damage(), None);
+    drop(healthy);
+    // The last page (a table's or an index's, never the first, which holds
+    // the schema) overwritten with garbage.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = 4096;
+    assert!(bytes.len() >= 4 * page, "{} bytes", bytes.len());
+    let last = bytes.len() - page;
+    bytes[last..].fill(0xa5);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = match Store::open(&path) {
+        Ok(_) => panic!("a damaged store was opened for writing"),
+        Err(e) => e,
+    };
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+    assert!(err.to_string().contains("restore it from a copy"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the file changed");
+    let read = Store::open_existing(&path).unwrap();
+    assert!(read.damage().is_some());
+}
