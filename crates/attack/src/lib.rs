@@ -45,13 +45,14 @@ const SPARE_FDS: u64 = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AttackError {
-    /// The open-file limit could not be read or raised.
+    /// The open-file limit could not be read.
     #[error("cannot read the open-file limit: {0}; check `ulimit -n`")]
-    FdLimit(#[from] netbench_engine::EngineError),
+    FdLimit(#[source] std::io::Error),
     /// Not even one connection fits under the open-file limit.
     #[error(
-        "the open-file limit ({soft}) leaves no room for a connection; raise it with \
-         `ulimit -n` (and the hard limit with `ulimit -Hn` as root)"
+        "the open-file limit ({soft}) leaves no room for a connection beside the {SPARE_FDS} \
+         descriptors kept free; raise it to more than {SPARE_FDS} with `ulimit -n` (and the \
+         hard limit with `ulimit -Hn` as root)"
     )]
     NoDescriptors { soft: u64 },
     /// A flood thread could not be started.
@@ -75,7 +76,10 @@ pub fn run(plan: &AttackPlan, stop: &AtomicBool) -> Result<AttackOutcome, Attack
     let started = Instant::now();
     // The soft limit raised to the hard one, as the load engine does; the
     // connections are cut to what it allows rather than failing mid-way.
-    let limit = netbench_engine::raise_fd_limit(0)?;
+    // Only raised here: the room is judged below, in connections, since a
+    // check for "0 connections" said "64 open files are needed for 0
+    // connections" (issue 42).
+    let limit = netbench_engine::raise_soft_fd_limit().map_err(AttackError::FdLimit)?;
     let room = limit.soft.saturating_sub(SPARE_FDS) as usize;
     if room == 0 {
         return Err(AttackError::NoDescriptors { soft: limit.soft });

@@ -32,6 +32,7 @@ pub use timefmt::{format_http_date, format_iso_millis, parse_http_date, parse_is
 pub use verify::conformance::case_ids as conformance_case_ids;
 pub use verify::{
     conformance, CaseResult, CaseStatus, ConformanceOptions, ConformanceReport, CASE_TIMEOUT,
+    SET_DEADLINES,
 };
 pub use verify::{
     upload_problem, verify, Check, CheckStatus, ProtocolTargets, VerifyOptions, VerifyReport,

@@ -72,6 +72,12 @@ pub enum ErrorKind {
     /// gRPC: the answer's trailers carried a `grpc-status` other than 0 (OK),
     /// or none.
     GrpcStatus,
+    /// HTTP/2: the server sent control frames that each ask for an answer
+    /// (PING, SETTINGS) faster than it read the answers: more were owed
+    /// than a peer that reads can be owed, so the connection ended with a
+    /// GOAWAY (ENHANCE_YOUR_CALM, RFC 9113 §10.5) instead of queuing them
+    /// without bound.
+    H2Flood,
 }
 
 impl ErrorKind {
@@ -99,6 +105,7 @@ impl ErrorKind {
         ErrorKind::H2Reset,
         ErrorKind::H2Goaway,
         ErrorKind::GrpcStatus,
+        ErrorKind::H2Flood,
     ];
 
     /// The stable name used in output and in the JSON schema.
@@ -127,6 +134,7 @@ impl ErrorKind {
             ErrorKind::H2Reset => "h2_reset",
             ErrorKind::H2Goaway => "h2_goaway",
             ErrorKind::GrpcStatus => "grpc_status",
+            ErrorKind::H2Flood => "h2_flood",
         }
     }
 
@@ -135,7 +143,7 @@ impl ErrorKind {
     }
 }
 
-const KINDS: usize = 23;
+const KINDS: usize = 24;
 
 /// A count per error kind, serialized as an array in [`ErrorKind::ALL`]'s
 /// order. Kinds are only ever appended, so a shorter array (a result stored

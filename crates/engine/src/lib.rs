@@ -57,7 +57,7 @@ pub use error_kind::{ErrorCounts, ErrorKind};
 pub use html::{table_problem, table_rows, TableMismatch};
 pub use idle::{run_idle, IdleLevel, IdleResult};
 pub use idle_plan::{IdlePlan, IdlePlanError};
-pub use limits::{raise_fd_limit, FdLimit};
+pub use limits::{raise_fd_limit, raise_soft_fd_limit, FdLimit};
 pub use merge::{merge_parts, parts_apart, union_len_ns, MergeError, Merger, Part};
 pub use parse::{parse_head, ChunkError, ChunkedDecoder, Framing, HeadError, ResponseHead};
 pub use part::{read_part, write_part, PartError, PartFile, PlanSummary, PART_FORMAT};
@@ -66,7 +66,8 @@ pub use plan::{
 };
 pub use request::{build_request, RequestParts};
 pub use result::{
-    ClientMemory, LatencySummary, LoadResult, PartReport, RateSummary, Verdict, WorkerReport,
+    ClientMemory, LatencySummary, LoadResult, PartReport, RateSummary, Unfinished, Verdict,
+    WorkerReport,
 };
 pub use run::run;
 pub use session::cookie_pair as session_cookie;

@@ -25,13 +25,28 @@ impl FdLimit {
 /// `connections`. Fails with a message that says what to run when it does not.
 pub fn raise_fd_limit(connections: usize) -> Result<FdLimit, EngineError> {
     let needed = connections as u64 + SPARE_FDS;
+    let lim = raise_soft_fd_limit().map_err(EngineError::EventLoop)?;
+    if lim.soft < needed {
+        return Err(EngineError::TooFewFiles {
+            connections,
+            needed,
+            hard: lim.hard,
+        });
+    }
+    Ok(lim)
+}
+
+/// Raises the soft open-file limit to the hard one, as far as allowed, and
+/// says what it is; checks nothing (a caller that cuts its connections to
+/// the limit, as `attack` does, judges the room itself).
+pub fn raise_soft_fd_limit() -> std::io::Result<FdLimit> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: `lim` is a valid, writable rlimit.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return Err(EngineError::EventLoop(std::io::Error::last_os_error()));
+        return Err(std::io::Error::last_os_error());
     }
     if lim.rlim_cur < lim.rlim_max {
         let raised = libc::rlimit {
@@ -43,13 +58,6 @@ pub fn raise_fd_limit(connections: usize) -> Result<FdLimit, EngineError> {
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
             lim = raised;
         }
-    }
-    if lim.rlim_cur < needed {
-        return Err(EngineError::TooFewFiles {
-            connections,
-            needed,
-            hard: lim.rlim_max,
-        });
     }
     Ok(FdLimit {
         soft: lim.rlim_cur,

@@ -5,7 +5,7 @@
 use hdrhistogram::Histogram;
 
 use crate::error_kind::ErrorCounts;
-use crate::result::{ClientMemory, LoadResult, PartReport, RateSummary, TlsSummary};
+use crate::result::{ClientMemory, LoadResult, PartReport, RateSummary, TlsSummary, Unfinished};
 use crate::verdict::{judge, Evidence};
 
 /// One result to merge, with where it came from.
@@ -94,6 +94,8 @@ impl Identity {
 pub struct Merger {
     reconnect: bool,
     ended_by_count: bool,
+    /// Requests each connection keeps in flight (HTTP/2's streams, else 1).
+    streams: usize,
     latency: Option<Histogram<u64>>,
     connect: Option<Histogram<u64>>,
     /// The TLS parts' handshake times.
@@ -105,11 +107,14 @@ pub struct Merger {
 impl Merger {
     /// `reconnect` is the plans' (a storm's clients do not reconnect, which
     /// changes what "in flight" means to the verdict), and `ended_by_count`
-    /// whether they stopped at a request count (a rate is then not judged).
-    pub fn new(reconnect: bool, ended_by_count: bool) -> Self {
+    /// whether they stopped at a request count (a rate is then not judged),
+    /// `streams` the requests each connection keeps in flight
+    /// ([`LoadPlan::streams_per_connection`](crate::LoadPlan::streams_per_connection)).
+    pub fn new(reconnect: bool, ended_by_count: bool, streams: usize) -> Self {
         Merger {
             reconnect,
             ended_by_count,
+            streams,
             latency: None,
             connect: None,
             handshake: None,
@@ -149,6 +154,7 @@ impl Merger {
         result.verdict = judge(&Evidence {
             workers: &result.workers,
             kept_busy: self.reconnect.then_some(result.configured_connections),
+            streams: self.streams,
             achieved: result.achieved_concurrency,
             rate: result.rate,
             error_rate: error_rate(&result),
@@ -203,8 +209,9 @@ pub fn merge_parts(
     parts: Vec<Part>,
     reconnect: bool,
     ended_by_count: bool,
+    streams: usize,
 ) -> Result<LoadResult, MergeError> {
-    let mut merger = Merger::new(reconnect, ended_by_count);
+    let mut merger = Merger::new(reconnect, ended_by_count, streams);
     for p in parts {
         merger.add(p)?;
     }
@@ -308,6 +315,7 @@ fn combine(
     let mut verdict = judge(&Evidence {
         workers: &workers,
         kept_busy: how.reconnect.then_some(configured),
+        streams: how.streams,
         achieved: achieved_concurrency,
         rate,
         error_rate,
@@ -380,6 +388,13 @@ fn combine(
         latency_histogram: Some(latency),
         connect_histogram: Some(connect),
         tls,
+        unfinished: Unfinished {
+            requests: sum(&|r| r.unfinished.requests)?,
+            oldest_s: parts
+                .iter()
+                .map(|(_, r)| r.unfinished.oldest_s)
+                .fold(0.0, f64::max),
+        },
     })
 }
 
@@ -412,6 +427,7 @@ mod tests {
             vec![part("a", 5, 1_000), part("copy of a", 5, 1_000)],
             true,
             false,
+            1,
         )
         .unwrap_err();
         assert!(matches!(err, MergeError::Twice(..)), "{err}");
@@ -428,11 +444,11 @@ mod tests {
         let mut b = part("b", 5, 2_000);
         a.result.bytes_read = u64::MAX - 1;
         b.result.bytes_read = 10;
-        let err = merge_parts(vec![a.clone(), b.clone()], true, false).unwrap_err();
+        let err = merge_parts(vec![a.clone(), b.clone()], true, false, 1).unwrap_err();
         assert!(matches!(err, MergeError::Overflow(_)), "{err}");
         a.result.bytes_read = 0;
         a.result.configured_connections = usize::MAX;
-        let err = merge_parts(vec![a, b], true, false).unwrap_err();
+        let err = merge_parts(vec![a, b], true, false, 1).unwrap_err();
         assert!(matches!(err, MergeError::Overflow(_)), "{err}");
     }
 
@@ -444,10 +460,10 @@ mod tests {
             part("b", 7, 1_000),
             part("c", 2, 2_000),
         ];
-        let forward = merge_parts(parts.clone(), true, false).unwrap();
+        let forward = merge_parts(parts.clone(), true, false, 1).unwrap();
         let mut reversed = parts;
         reversed.reverse();
-        let backward = merge_parts(reversed, true, false).unwrap();
+        let backward = merge_parts(reversed, true, false, 1).unwrap();
         let json = |r: &LoadResult| serde_json::to_string(r).unwrap();
         assert_eq!(json(&forward), json(&backward));
         let labels: Vec<&str> = forward.parts.iter().map(|p| p.label.as_str()).collect();
@@ -464,7 +480,7 @@ mod tests {
             p.result.achieved_concurrency = 1.0;
             p.result.requests = 100;
         }
-        let merged = merge_parts(vec![a, b], true, false).unwrap();
+        let merged = merge_parts(vec![a, b], true, false, 1).unwrap();
         assert!(!merged.verdict.client_bound, "{:?}", merged.verdict);
         assert!(
             merged

@@ -66,6 +66,10 @@ pub struct PlanSummary {
     pub reconnect: bool,
     pub distinct_requests: usize,
     pub ws: Option<WsPlan>,
+    /// HTTP/2: `pipeline` is then the streams per connection (false in
+    /// parts written before it was kept).
+    #[serde(default)]
+    pub h2: bool,
 }
 
 impl PlanSummary {
@@ -84,6 +88,7 @@ impl PlanSummary {
             reconnect: plan.reconnect,
             distinct_requests: plan.requests.len(),
             ws: plan.ws.clone(),
+            h2: plan.h2,
         }
     }
 
@@ -108,7 +113,7 @@ impl PlanSummary {
             io: Default::default(),
             tls: None,
             session: None,
-            h2: false,
+            h2: self.h2,
         }
     }
 }
@@ -444,6 +449,7 @@ pub(crate) mod tests {
             latency_histogram: Some(latency.into_inner()),
             tls: None,
             connect_histogram: Some(connect.into_inner()),
+            unfinished: Default::default(),
         }
     }
 
@@ -462,6 +468,7 @@ pub(crate) mod tests {
             reconnect: true,
             distinct_requests: 1,
             ws: None,
+            h2: false,
         }
     }
 

@@ -303,6 +303,17 @@ impl LoadPlan {
 }
 
 impl LoadPlan {
+    /// Requests each connection keeps in flight at once by design: HTTP/2's
+    /// streams, else one (HTTP/1.1's pipeline sends a batch and waits for
+    /// all of it, so it is not kept full).
+    pub fn streams_per_connection(&self) -> usize {
+        if self.h2 {
+            self.pipeline.max(1)
+        } else {
+            1
+        }
+    }
+
     /// The URL scheme the requests carry (`:scheme` in HTTP/2).
     pub(crate) fn scheme(&self) -> &'static str {
         if self.tls.is_some() {

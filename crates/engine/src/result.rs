@@ -141,6 +141,24 @@ pub struct LoadResult {
     /// TLS as the run saw it; `None` for cleartext.
     #[serde(default)]
     pub tls: Option<TlsSummary>,
+    /// Measured requests still in flight when the run ended: neither good
+    /// nor errors (issue 42: a server that stalled in a run's last
+    /// `--timeout` read "0 errors"). Zero in results from before.
+    #[serde(default)]
+    pub unfinished: Unfinished,
+}
+
+/// What was still waiting when a run ended: a timed run stops at its
+/// deadline, and an interrupted one at once, with requests sent and not yet
+/// answered, failed or timed out. Every closed-loop run ends with about a
+/// request per connection in flight; one that waited longer than the
+/// slowest answer is a stall the answers do not show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Unfinished {
+    pub requests: u64,
+    /// How long the oldest had waited (from when it was sent, or its
+    /// connection's set-up began), in seconds; 0 when none.
+    pub oldest_s: f64,
 }
 
 /// A TLS run's handshakes (`https://`, `wss://`).
@@ -201,6 +219,14 @@ pub struct PartReport {
 }
 
 impl LoadResult {
+    /// Requests still in flight at the end that had waited longer than the
+    /// slowest answer (all of them when nothing was answered): a stall the
+    /// latency figures cannot show.
+    pub fn stalled_at_end(&self) -> bool {
+        self.unfinished.requests > 0
+            && (self.requests == 0 || self.unfinished.oldest_s * 1e9 > self.latency.max_ns)
+    }
+
     pub fn attempts(&self) -> u64 {
         self.requests + self.errors.total()
     }

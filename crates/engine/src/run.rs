@@ -15,7 +15,7 @@ use crate::limits::raise_fd_limit;
 use crate::pacing::Pacer;
 use crate::plan::IoBackend;
 use crate::plan::{LoadPlan, Pacing, PlanError, Stop};
-use crate::result::{ClientMemory, LoadResult, RateSummary, TlsSummary, WorkerReport};
+use crate::result::{ClientMemory, LoadResult, RateSummary, TlsSummary, Unfinished, WorkerReport};
 use crate::uring::uring_refusal;
 use crate::verdict::{judge, Evidence};
 use crate::worker::{run_worker, Shared, WorkerOutcome, WorkerSetup};
@@ -155,6 +155,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     let mut measured_bytes_read = 0;
     let mut connect_timeouts = 0;
     let mut connections_answered = 0;
+    let mut unfinished = Unfinished::default();
     let mut workers = Vec::with_capacity(outcomes.len());
     let mut interrupted = false;
     let start = outcomes
@@ -177,6 +178,10 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         connects += o.stats.connects;
         connect_timeouts += o.stats.connect_timeouts;
         connections_answered += o.stats.connections_answered;
+        unfinished.requests += o.stats.unfinished;
+        unfinished.oldest_s = unfinished
+            .oldest_s
+            .max(o.stats.unfinished_oldest_ns as f64 / 1e9);
         bytes_read += o.stats.bytes_read;
         measured_bytes_read += o.stats.measured_bytes_read;
         bytes_written += o.stats.bytes_written;
@@ -237,6 +242,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
     let verdict = judge(&Evidence {
         workers: &workers,
         kept_busy: plan.reconnect.then_some(plan.connections),
+        streams: plan.streams_per_connection(),
         achieved: achieved_concurrency,
         rate,
         error_rate,
@@ -284,6 +290,7 @@ fn merge(plan: &LoadPlan, outcomes: Vec<WorkerOutcome>, process_cpu_s: f64) -> L
         latency_histogram: Some(latency.into_inner()),
         connect_histogram: Some(connect.into_inner()),
         tls,
+        unfinished,
     }
 }
 

@@ -47,6 +47,10 @@ pub(crate) struct WorkerStats {
     pub tls_resumed: u64,
     /// The first handshake seen (measured or not): what was agreed.
     pub tls_first: Option<Handshake>,
+    /// Measured requests still in flight when the window ended, and how
+    /// long the oldest request then in flight had waited.
+    pub unfinished: u64,
+    pub unfinished_oldest_ns: u64,
 }
 
 impl WorkerStats {
@@ -69,6 +73,8 @@ impl WorkerStats {
             tls_handshake: LatencyHistogram::new(),
             tls_resumed: 0,
             tls_first: None,
+            unfinished: 0,
+            unfinished_oldest_ns: 0,
         }
     }
 }

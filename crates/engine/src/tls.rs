@@ -264,6 +264,13 @@ impl<P: Protocol> Tls<P> {
             used += discard;
             if let Some(since) = *handshake_since {
                 if !conn.is_handshaking() {
+                    // HTTP/2 over TLS only once ALPN agreed h2 (RFC 9113
+                    // §3.2): a server that agreed none speaks something
+                    // else, and refusing it is the alert's case (issue 42:
+                    // it was counted as h2_protocol).
+                    if !plan.h2.is_empty() && conn.alpn_protocol() != Some(b"h2") {
+                        return Err(ErrorKind::TlsAlert);
+                    }
                     *handshake_since = None;
                     *finished = Some(agreed(conn, now.saturating_sub(since)));
                 }

@@ -41,6 +41,12 @@ pub(crate) struct Evidence<'a> {
     /// design (a storm: no reconnects), where a share in flight says nothing
     /// about the client.
     pub kept_busy: Option<usize>,
+    /// Requests each of those connections keeps in flight: HTTP/2's
+    /// streams, else 1. The configured concurrency is connections × streams
+    /// (issue 42: streams in flight were compared with connections, "799%
+    /// of connections in flight", which could never flag a client that
+    /// kept too few streams busy).
+    pub streams: usize,
     /// Little's law: the time-average in flight.
     pub achieved: f64,
     pub rate: Option<RateSummary>,
@@ -64,10 +70,10 @@ pub(crate) fn judge(e: &Evidence<'_>) -> Verdict {
         .map(|w| w.cpu_s / w.wall_s)
         .fold(0.0, f64::max);
     let busiest_loop = e.workers.iter().map(|w| w.loop_busy).fold(0.0, f64::max);
-    let in_flight = e
-        .kept_busy
+    let configured = e.kept_busy.map(|n| n.max(1) * e.streams.max(1));
+    let in_flight = configured
         .filter(|_| e.rate.is_none())
-        .map(|n| e.achieved / n.max(1) as f64);
+        .map(|n| e.achieved / n as f64);
 
     let mut deciding = Vec::new();
     let mut context = Vec::new();
@@ -106,9 +112,14 @@ pub(crate) fn judge(e: &Evidence<'_>) -> Verdict {
         context.push(loop_phrase);
     }
     let mut starved = false;
-    if let (Some(f), Some(n)) = (in_flight, e.kept_busy) {
-        let phrase = format!("{:.0}% of connections in flight", f * 100.0);
-        let rounds = e.attempts / n.max(1) as u64;
+    if let (Some(f), Some(n)) = (in_flight, configured) {
+        let what = if e.streams > 1 {
+            "streams"
+        } else {
+            "connections"
+        };
+        let phrase = format!("{:.0}% of {what} in flight", f * 100.0);
+        let rounds = e.attempts / n as u64;
         if e.error_rate > MAX_ERRORS_FOR_IN_FLIGHT {
             context.push(format!(
                 "connections in flight not judged: {:.0}% of attempts failed",
@@ -118,7 +129,7 @@ pub(crate) fn judge(e: &Evidence<'_>) -> Verdict {
             context.push(format!("{phrase} not judged: {apart}"));
         } else if rounds < MIN_ATTEMPTS_PER_CONNECTION {
             context.push(format!(
-                "{phrase} not judged: {} attempts for {n} connections, \
+                "{phrase} not judged: {} attempts for {n} {what}, \
                  fewer than {MIN_ATTEMPTS_PER_CONNECTION} each",
                 e.attempts
             ));
@@ -179,6 +190,7 @@ mod tests {
             attempts: 1_000_000,
             ended_by_count: false,
             apart: None,
+            streams: 1,
         }
     }
 
@@ -191,6 +203,27 @@ mod tests {
             wall_s: 1.0,
             loop_busy,
         }
+    }
+
+    /// Issue 42: with HTTP/2 streams, the configured concurrency is
+    /// connections × streams. 100 connections of 10 streams with 500 in
+    /// flight kept half its streams idle: that is a client that held back,
+    /// where "500% of connections in flight" never flagged it.
+    #[test]
+    fn streams_in_flight_are_judged_against_connections_times_streams() {
+        let w = [worker(0.41, 0.45)];
+        let mut e = ev(&w, Some(100), 500.0, None, 0.0);
+        e.streams = 10;
+        let v = judge(&e);
+        assert!(v.client_bound, "{:?}", v.reasons);
+        assert_eq!(v.reasons[0], "50% of streams in flight");
+        assert_eq!(v.in_flight, Some(0.5));
+        // Every stream busy: not bound.
+        let mut e = ev(&w, Some(100), 995.0, None, 0.0);
+        e.streams = 10;
+        let v = judge(&e);
+        assert!(!v.client_bound, "{:?}", v.reasons);
+        assert!(v.reasons.contains(&"100% of streams in flight".to_string()));
     }
 
     #[test]

@@ -325,6 +325,15 @@ impl<'a, P: Protocol, B: Io> Worker<'a, P, B> {
                 if let Some(since) = since {
                     self.stats.conn_busy_len_ns += at.saturating_sub(since.max(start));
                 }
+                if let (Link::Up, Some(sent)) = (slot.link, slot.conn.oldest_sent()) {
+                    let waited = at.saturating_sub(sent);
+                    self.stats.unfinished_oldest_ns = self.stats.unfinished_oldest_ns.max(waited);
+                }
+            }
+            // Neither answered nor failed: counted apart, never dropped.
+            self.stats.unfinished = self.stats.measured_inflight;
+            if self.stats.unfinished == 0 {
+                self.stats.unfinished_oldest_ns = 0;
             }
         }
         self.window.end(at, thread_cpu);

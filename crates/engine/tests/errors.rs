@@ -130,6 +130,30 @@ fn a_timed_run_against_a_silent_server_ends_by_its_deadline() {
         started.elapsed()
     );
     assert_eq!(r.requests, 0);
+    // Issue 42: neither good nor errors, yet not lost: each connection's
+    // request was still waiting at the end, since the run's start.
+    assert_eq!(r.errors.total(), 0);
+    assert_eq!(r.unfinished.requests, 3, "{:?}", r.unfinished);
+    assert!(r.unfinished.oldest_s >= 0.4, "{:?}", r.unfinished);
+    assert!(r.stalled_at_end());
+}
+
+/// Issue 42: a count run drains, so nothing is left unfinished, and a timed
+/// run against a quick server ends with requests in flight that waited no
+/// longer than its answers took: no stall.
+#[test]
+fn what_a_healthy_run_leaves_in_flight_is_no_stall() {
+    let server = serve(Behavior::Good);
+    let r = run_plan(&count_plan(server.addr, 2, 1, 50));
+    assert_eq!((r.requests, r.unfinished.requests), (50, 0));
+    assert!(!r.stalled_at_end());
+    let server = serve(Behavior::Delay(300));
+    let mut plan = count_plan(server.addr, 2, 1, 1);
+    plan.stop = Stop::After(Duration::from_millis(1000));
+    let r = run_plan(&plan);
+    assert!(r.requests >= 2, "{:?}", r.errors);
+    assert!(r.unfinished.requests <= 2, "{:?}", r.unfinished);
+    assert!(r.unfinished.oldest_s < 0.31 + 0.3, "{:?}", r.unfinished);
 }
 
 #[test]

@@ -107,6 +107,30 @@ fn h2_over_tls_agrees_on_h2_by_alpn() {
     assert_eq!(r.tls.unwrap().alpn.as_deref(), Some("h2"));
 }
 
+/// Issue 42 (low): a TLS server that agrees no ALPN protocol does not
+/// speak HTTP/2 there; the client refuses it at the handshake, counted as
+/// `tls_alert` with its hint, not as `h2_protocol` after trying.
+#[test]
+fn h2_without_alpn_h2_is_refused_at_the_handshake() {
+    let server = serve_tls(serve_h2c(), TlsFlaw::NoAlpn);
+    let mut plan = h2_plan(server.addr, 1, 1, 5);
+    plan.tls = Some(
+        TlsPlan::new(
+            &TlsOptions {
+                cacert: Some(server.ca_file.clone()),
+                alpn: vec![b"h2".to_vec()],
+                ..TlsOptions::default()
+            },
+            "127.0.0.1",
+        )
+        .unwrap(),
+    );
+    let r = run_plan(&plan);
+    assert_eq!(r.requests, 0);
+    assert_eq!(r.errors.get(ErrorKind::TlsAlert), 5, "{:?}", r.errors);
+    assert!(only_errors_of(&r, ErrorKind::TlsAlert), "{:?}", r.errors);
+}
+
 #[test]
 fn bodies_wait_for_the_servers_windows_and_its_stream_limit_is_kept() {
     // 1,000-byte bodies through windows of 100 bytes, opened frame by frame.

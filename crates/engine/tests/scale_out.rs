@@ -121,7 +121,7 @@ fn parts_read_back_unchanged_and_merge_exactly() {
         .iter()
         .map(|p| p.result.latency_histogram.clone().unwrap())
         .collect();
-    let merged = merge_parts(parts.clone(), true, true).unwrap();
+    let merged = merge_parts(parts.clone(), true, true, 1).unwrap();
 
     assert_eq!(merged.requests, 1500, "the total is the sum of the parts");
     assert_eq!(merged.latency.count, 1500);
@@ -172,6 +172,7 @@ fn a_client_bound_part_flags_the_whole() {
         ],
         true,
         true,
+        1,
     )
     .unwrap();
     assert!(merged.verdict.client_bound);
@@ -194,11 +195,12 @@ fn a_client_bound_part_flags_the_whole() {
         }],
         true,
         true,
+        1,
     )
     .unwrap_err();
     assert!(err.to_string().contains("--histogram-out"), "{err}");
     assert!(matches!(
-        merge_parts(Vec::new(), true, true),
+        merge_parts(Vec::new(), true, true, 1),
         Err(MergeError::NoParts)
     ));
 }

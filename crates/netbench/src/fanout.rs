@@ -262,6 +262,7 @@ pub(crate) fn run_parts(
         parts,
         plan.reconnect,
         matches!(plan.stop, Stop::Count(_)),
+        plan.streams_per_connection(),
     )?)
 }
 

@@ -5,8 +5,8 @@ pub(crate) const EXIT_CODES: &str = "\
 Exit codes (each command's --help has its own):
   0    done: for load, within --max-error-rate and every --slo-*; for compare
        --fail-on, no row moved beyond the rules and beyond noise
-  1    load: the error rate was above --max-error-rate or a latency missed its
-       --slo-*; compare --fail-on: a regression, or nothing could be judged;
+  1    load: nothing was answered, the error rate was above --max-error-rate or a
+       latency missed its --slo-*; compare --fail-on: a regression, or nothing could be judged;
        run: a server was left out or a cell failed; verify: a check failed;
        attack: not one connection could be opened
   2    bad usage, or a failure that stopped the command (nothing measured);
@@ -279,9 +279,11 @@ answer checked as HTTP/1.1's are. -c is still TCP connections: -c 100 --streams 
 to 1,000 requests in flight. Latency is per stream, from its HEADERS (or its intended send
 time) to the end of its answer. --grpc sends the contract's netbench.Work/Compute calls
 (contract/grpc/work.proto) over h2c, or h2 on https://: each reply is compared with its own
-document's, and its grpc-status must be 0. Failures add four kinds: h2_protocol (the
+document's, and its grpc-status must be 0. Failures add five kinds: h2_protocol (the
 server broke HTTP/2; the connection ends with GOAWAY), h2_reset (the stream was reset),
-h2_goaway (the stream was above the last one the server's GOAWAY took) and grpc_status.
+h2_goaway (the stream was above the last one the server's GOAWAY took), grpc_status, and
+h2_flood (the server sent PING or SETTINGS faster than it read the answers: more than
+1,000 owed at once; the connection ends with GOAWAY ENHANCE_YOUR_CALM).
 
 Compressed answers (--compressed): sends Accept-Encoding: gzip and requires gzip back;
 an answer without Content-Encoding: gzip, not valid gzip, or inflating past 256 KiB
@@ -306,10 +308,12 @@ printed on stderr with the margin (\"p99 latency 7.31ms is above --slo-p99 5ms b
 (+46.2%)\"). A run without a good answer has no percentile, and misses every SLO given.
 
 Exit codes:
-  0    the run completed, its error rate was within --max-error-rate and every --slo-*
-       given was met
-  1    the run completed but its error rate was above --max-error-rate, or a measured
-       percentile was above its --slo-* (both are checked and printed)
+  0    the run completed, something was answered, its error rate was within
+       --max-error-rate and every --slo-* given was met
+  1    the run completed but nothing was answered or failed while measuring (every
+       request was still in flight at the end), its error rate was above
+       --max-error-rate, or a measured percentile was above its --slo-* (each is
+       checked and printed)
   2    bad usage (a zero, negative or unitless --slo-*, among others), or a failure that
        stopped the run (nothing measured)
   130  interrupted by Ctrl-C, SIGTERM or SIGHUP (the partial result is still printed;

@@ -38,6 +38,10 @@ pub(crate) mod exit {
     /// same code as too many errors, so a script tests one thing: "the
     /// load missed what it was asked to meet".
     pub const SLO_MISSED: u8 = 1;
+    /// `load`: nothing was answered while measuring, nor failed (every
+    /// request was still in flight at the end): the same code, since a
+    /// server that answers nothing missed everything it was asked to meet.
+    pub const NOTHING_ANSWERED: u8 = 1;
     /// `compare --fail-on`: a row moved beyond a rule and beyond noise, a
     /// cell was lost in B, or nothing could be judged.
     pub const REGRESSION: u8 = 1;

@@ -145,6 +145,7 @@ pub(crate) fn run(args: MergeArgs) -> Result<u8> {
                 Merger::new(
                     part.plan.reconnect,
                     matches!(part.plan.stop, Stop::Count(_)),
+                    part.plan.to_plan().streams_per_connection(),
                 )
             })
             .add(Part {
@@ -220,6 +221,7 @@ mod tests {
             reconnect: true,
             distinct_requests: 1,
             ws: None,
+            h2: false,
         }
     }
 

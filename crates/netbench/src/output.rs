@@ -157,6 +157,17 @@ pub(crate) fn exit_code(result: &LoadResult, max_error_rate: f64, slos: &[Latenc
         return exit::INTERRUPTED;
     }
     let mut code = exit::OK;
+    if result.attempts() == 0 {
+        // "0 good, 0 errors" passed before (issue 42): what was still in
+        // flight at the end is neither, and never a pass. (Answers that all
+        // failed are --max-error-rate's to judge.)
+        eprintln!(
+            "netbench: nothing was answered while measuring: {} {} still in flight at the end, none answered or failed",
+            result.unfinished.requests,
+            if result.unfinished.requests == 1 { "request" } else { "requests" }
+        );
+        code = exit::NOTHING_ANSWERED;
+    }
     if result.error_rate() > max_error_rate {
         eprintln!(
             "netbench: error rate {:.4} is above --max-error-rate {}",

@@ -24,7 +24,15 @@ pub(crate) fn open(args: &StoreArgs) -> Result<Store> {
 /// Opens a store only to read it: a store that is not there is a typo (or
 /// no run yet), never a reason to make one.
 pub(crate) fn open_existing(args: &StoreArgs) -> Result<Store> {
-    Ok(Store::open_existing(&args.db)?)
+    let store = Store::open_existing(&args.db)?;
+    // Read anyway (it may be all there is), but never without a word.
+    if let Some(damage) = store.damage() {
+        eprintln!(
+            "netbench: warning: the results store {} is damaged (SQLite's check: {damage}); what follows may be incomplete or wrong: restore it from a copy",
+            args.db.display()
+        );
+    }
+    Ok(store)
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<u8> {
@@ -104,7 +112,18 @@ pub(crate) fn run(args: RunArgs) -> Result<u8> {
         lock: &mut lock,
         db: &args.store.db,
     };
-    let outcome = run_suite(&request, &mut store, &mut progress)?;
+    let outcome = run_suite(&request, &mut store, &mut progress);
+    // Every server, guard and database of the run is stopped and waited
+    // for by now: a child still alive is an orphan a server left, adopted
+    // by this process as subreaper. What netbench holds, it stops.
+    let adopted = netbench_suite::stop_adopted();
+    if adopted > 0 {
+        eprintln!(
+            "netbench: stopped {adopted} process{} a server left behind outside its process group",
+            if adopted == 1 { "" } else { "es" }
+        );
+    }
+    let outcome = outcome?;
     drop(lock);
 
     let detail = store.run(outcome.run)?;

@@ -263,3 +263,39 @@ fn attack_holds_no_more_connections_than_the_open_file_limit_allows() {
     assert_eq!(v["connections"], 36);
     assert_eq!(v["connections_opened"], 36, "{v}");
 }
+
+/// Issue 42 (low): a hard open-file limit of 60 leaves no room beside the 64
+/// descriptors kept free; it said "64 open files are needed for 0
+/// connections". It says what the limit leaves and how to raise it.
+#[test]
+fn attack_under_a_tiny_open_file_limit_says_what_the_limit_leaves() {
+    use std::os::unix::process::CommandExt;
+    let server = serve_contract(Flaw::None);
+    let url = format!("http://{}/", server.addr);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_netbench"));
+    cmd.args(["attack", "conn-flood", &url, "-c", "5", "--for", "1s"])
+        .stdin(Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe; the child only lowers its own
+    // limit (soft and hard) between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 60,
+                rlim_max: 60,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("for 0 connections"), "{err}");
+    assert!(
+        err.contains("the open-file limit (60) leaves no room for a connection"),
+        "{err}"
+    );
+    assert!(err.contains("ulimit -n"), "{err}");
+}

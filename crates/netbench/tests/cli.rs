@@ -104,6 +104,57 @@ fn json_output_matches_the_schema() {
     assert_eq!(json["target"]["url"], server.url("/blank"));
 }
 
+/// Issue 42: a run no longer than `--timeout` against a server that never
+/// answers read "0 good, 0 errors" and exited 0, in closed and open loop.
+/// What was still waiting is counted apart, in the text and the JSON, and
+/// a run with nothing answered exits 1.
+#[test]
+fn issue42_a_run_with_nothing_answered_exits_1_and_counts_what_waited() {
+    let server = serve(Behavior::Silent);
+    for rate in [None, Some("100")] {
+        let mut args = vec!["load", "-c", "2", "-d", "1s", "--timeout", "5s"];
+        if let Some(r) = rate {
+            args.extend(["-R", r]);
+        }
+        let url = server.url("/");
+        args.push(&url);
+        let out = netbench(&args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{rate:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("nothing was answered while measuring"),
+            "{stderr}"
+        );
+        assert!(stdout.contains("0 good, 0 errors"), "{stdout}");
+        assert!(
+            stdout
+                .contains("unfinished   2 requests still in flight at the end, the oldest waiting"),
+            "{stdout}"
+        );
+        assert!(stdout.contains(": nothing was answered"), "{stdout}");
+        args.insert(1, "--json");
+        let out = netbench(&args);
+        assert_eq!(out.status.code(), Some(1));
+        let json: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_load_schema(&json);
+        assert_eq!(json["unfinished"]["requests"], 2, "{json}");
+        assert_eq!(json["unfinished"]["stalled"], true, "{json}");
+        assert!(
+            json["unfinished"]["oldest_s"].as_f64().unwrap() >= 0.9,
+            "{json}"
+        );
+    }
+    // A healthy run still ends with requests in flight: no line, exit 0.
+    let good = serve(Behavior::Good);
+    let out = netbench(&["load", "-c", "2", "-d", "1s", &good.url("/")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stdout).contains("unfinished"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
 #[test]
 fn error_rate_above_the_limit_exits_1() {
     let server = serve(Behavior::Status(500));

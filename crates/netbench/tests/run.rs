@@ -392,6 +392,57 @@ fn sighup_stops_a_run_cleanly_and_it_can_be_resumed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The files beside `dir`'s store that say a run is held.
+fn run_holds(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("db.sqlite.running-"))
+        .collect()
+}
+
+/// Issue 42: a run that ended without unwinding (an abort, or the second
+/// Ctrl-C's exit at once) left its `db.sqlite.running-PID-N` file behind.
+/// Both remove it first now.
+#[test]
+fn issue42_neither_an_abort_nor_a_second_ctrl_c_leaves_the_run_s_file() {
+    for (name, signals) in [
+        ("abort", &[libc::SIGABRT][..]),
+        ("int2", &[libc::SIGINT, libc::SIGINT][..]),
+    ] {
+        let dir = scratch(&format!("hold-{name}"));
+        let (suite, www) = project(&dir);
+        let marker = www.to_string_lossy().into_owned();
+        let child = netbench(&dir)
+            .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_until(Duration::from_secs(30), || !processes_with(&marker)
+                .is_empty()),
+            "{name}: the server never started"
+        );
+        assert_eq!(run_holds(&dir).len(), 1, "{name}: no file while running");
+        for &signal in signals {
+            // SAFETY: signalling the child this test started.
+            unsafe { libc::kill(child.id() as i32, signal) };
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(!out.status.success(), "{name}");
+        assert_eq!(run_holds(&dir), Vec::<String>::new(), "{name}");
+        assert!(
+            wait_until(Duration::from_secs(10), || processes_with(&marker)
+                .is_empty()),
+            "{name}: the server outlived netbench"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// The private folders of the PostgreSQL that netbench process `pid` runs.
 fn database_folders_of(pid: u32) -> Vec<PathBuf> {
     temp_folders(&format!("netbench-pg-{pid}-"))
@@ -571,6 +622,49 @@ fn issue27_no_daemon_outlives_a_run() {
         processes_with(&marker).is_empty(),
         "the server's daemon outlived the run: {:?}",
         processes_with(&marker)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 42 (low): a grandchild that double-forked, left the group and the
+/// session (`setsid`), cleared its environment (the tree's mark) and
+/// ignores SIGTERM escaped every tree scan, though it was netbench's child
+/// (adopted as subreaper) while the run lasted. netbench stops what it
+/// holds at the run's end.
+#[test]
+fn issue42_no_escaped_grandchild_outlives_a_run() {
+    let dir = scratch("escaped");
+    let marker = format!("1238.{}", std::process::id());
+    let (suite, www) = project(&dir);
+    std::fs::write(
+        dir.join("servers/py/server.toml"),
+        format!(
+            r#"name = "py"
+language = "Python"
+framework = "http.server"
+description = "not a contract server"
+model = "event-loop"
+run = "sh -c \"setsid env -i sh -c 'trap \\\"\\\" TERM; exec sleep {marker}' &\" </dev/null >/dev/null 2>&1 & exec python3 -m http.server --bind $HOST --directory {} $PORT"
+"#,
+            www.display()
+        ),
+    )
+    .unwrap();
+    let out = netbench(&dir)
+        .args(["run", suite.to_str().unwrap(), "--db", "db.sqlite"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        wait_until(Duration::from_secs(5), || processes_with(&marker)
+            .is_empty()),
+        "the escaped grandchild outlived the run: {:?} {err}",
+        processes_with(&marker)
+    );
+    assert!(
+        err.contains("a server left behind outside its process group"),
+        "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -144,6 +144,7 @@ pub fn ok(key: CellKey, rps: f64) -> Measurement {
         server_cpu_s: None,
         network: None,
         warmup: None,
+        server_output_cut: None,
     }
 }
 

@@ -226,6 +226,10 @@ pub struct Measurement {
     /// The warm phase before the measured window, when the suite warms
     /// until steady (None otherwise, and before schema 8).
     pub warmup: Option<WarmUp>,
+    /// Bytes of the server's output its log dropped during this cell (the
+    /// log keeps the first and last MiB of a server's output): None when
+    /// nothing was cut, and before schema 12.
+    pub server_output_cut: Option<u64>,
 }
 
 /// Whether a cell's server process was started for it or served earlier

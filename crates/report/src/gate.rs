@@ -144,6 +144,14 @@ pub enum GateSyntaxError {
     /// A fall of 100% or more: a figure cannot go below zero.
     #[error("`{rule}` can never fail: no figure falls by 100% or more; give a threshold above -100%, such as -50%")]
     Impossible { rule: String },
+    /// More than two decimals: finer than any benchmark measures, and
+    /// `rps<-99.99999999999%` is a fall only a figure of zero reaches.
+    #[error("the threshold of `{rule}` is finer than 0.01%, which no measurement resolves (a fall that close to 100% never happens before the figure is zero); give at most two decimals, such as `{suggestion}`")]
+    TooPrecise { rule: String, suggestion: String },
+    /// Beyond ±1,000,000%: a 400-digit threshold read as infinity, a rule
+    /// that could never fire.
+    #[error("the threshold of `{rule}` is beyond {MAX_THRESHOLD_PERCENT}%: no figure moves that much, so the rule could never fail; give a smaller one, such as +100%")]
+    TooLarge { rule: String },
     /// The same metric and direction twice.
     #[error("`{first}` and `{second}` judge the same metric in the same direction; keep one")]
     Duplicate { first: String, second: String },
@@ -203,6 +211,9 @@ impl From<GateSyntaxError> for RuleError {
         RuleError::Syntax(e)
     }
 }
+
+/// The largest threshold, in percent: a figure 10,000 times another.
+const MAX_THRESHOLD_PERCENT: u32 = 1_000_000;
 
 fn parse_rule(part: &str) -> Result<GateRule, RuleError> {
     let text: String = part.chars().filter(|c| !c.is_whitespace()).collect();
@@ -283,6 +294,18 @@ fn parse_rule(part: &str) -> Result<GateRule, RuleError> {
             .into())
         }
     };
+    if !value.is_finite() || value > f64::from(MAX_THRESHOLD_PERCENT) {
+        return Err(GateSyntaxError::TooLarge { rule: text }.into());
+    }
+    if digits.split_once('.').is_some_and(|(_, d)| d.len() > 2) {
+        // Cut toward zero: rounding -99.999% up would suggest -100.00%.
+        let rounded = format!("{name}{op}{sign}{:.2}%", (value * 100.0).floor() / 100.0);
+        return Err(GateSyntaxError::TooPrecise {
+            rule: text,
+            suggestion: rounded,
+        }
+        .into());
+    }
     let threshold = match negative {
         Some(true) => -value / 100.0,
         Some(false) => value / 100.0,
@@ -405,6 +428,7 @@ mod tests {
 
     #[test]
     fn each_mistake_says_how_to_write_it() {
+        let huge = format!("p99>+{}%", "9".repeat(400));
         let cases = [
             ("", "no rule given"),
             (" , ", "no rule given"),
@@ -430,6 +454,12 @@ mod tests {
             ("rps<-%", "not a number"),
             ("rps<-.%", "not a number"),
             ("rps<-100%", "can never fail"),
+            // Issue 42 (low): a fall only zero reaches, and infinity.
+            ("rps<-99.99999999999%", "finer than 0.01%"),
+            ("rps<-99.99999999999%", "such as `rps<-99.99%`"),
+            ("p99>+2.555%", "at most two decimals"),
+            (huge.as_str(), "could never fail"),
+            ("p99>+1000001%", "beyond 1000000%"),
             (
                 "rps<-5%,rps<-10%",
                 "`rps<-5%` and `rps<-10%` judge the same metric",

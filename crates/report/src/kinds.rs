@@ -369,6 +369,7 @@ pub(crate) mod testing {
             server_cpu_s: None,
             network: None,
             warmup: None,
+            server_output_cut: None,
         }
     }
 

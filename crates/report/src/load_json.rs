@@ -117,7 +117,11 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
             "workers": r.workers,
         },
         "concurrency": {
-            "configured": r.configured_connections,
+            // Connections × streams: what a client that keeps every stream
+            // busy holds in flight (HTTP/1.1: the connections).
+            "configured": r.configured_connections * plan.streams_per_connection(),
+            "connections": r.configured_connections,
+            "streams": plan.streams_per_connection(),
             "achieved": r.achieved_concurrency,
         },
         "rate": rate,
@@ -130,6 +134,11 @@ pub fn load_json(ctx: &LoadContext<'_>, r: &LoadResult) -> Value {
         },
         "window_unix_ns": r.window_unix_ns,
         "connections_answered": r.connections_answered,
+        "unfinished": {
+            "requests": r.unfinished.requests,
+            "oldest_s": r.unfinished.oldest_s,
+            "stalled": r.stalled_at_end(),
+        },
         "memory": {
             "peak_rss_bytes": r.memory.peak_rss_bytes,
             "run_growth_bytes": r.memory.run_growth_bytes,

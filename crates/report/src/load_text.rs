@@ -154,6 +154,27 @@ pub fn write_load_text(
         r.error_rate() * 100.0,
         r.duration_s
     )?;
+    if r.stalled_at_end() {
+        // Neither good nor errors: said apart, so a stall at the end of a
+        // run is never read as "0 errors" (issue 42).
+        writeln!(
+            out,
+            "  {:<12} {} {} still in flight at the end, the oldest waiting {:.2}s{}",
+            "unfinished",
+            thousands(r.unfinished.requests),
+            if r.unfinished.requests == 1 {
+                one
+            } else {
+                unit
+            },
+            r.unfinished.oldest_s,
+            if r.requests == 0 {
+                ": nothing was answered"
+            } else {
+                ", longer than any answer took"
+            }
+        )?;
+    }
     writeln!(out, "  {:<12} {:.1} {unit}/s", "throughput", r.rps)?;
     latency_lines(out, "latency", &r.latency)?;
     if r.connects > 0 {
@@ -290,6 +311,18 @@ pub fn write_load_text(
             rate.target_per_s,
             rate.ratio * 100.0,
             r.achieved_concurrency
+        )?,
+        // HTTP/2 keeps every stream busy: the configured concurrency is
+        // connections × streams.
+        None if plan.streams_per_connection() > 1 => writeln!(
+            out,
+            "  {:<12} {:.1} of {} streams ({} connections × {}) in flight on average, {} connections answered while measuring",
+            "concurrency",
+            r.achieved_concurrency,
+            r.configured_connections * plan.streams_per_connection(),
+            r.configured_connections,
+            plan.streams_per_connection(),
+            thousands(r.connections_answered)
         )?,
         None => writeln!(
             out,

@@ -410,6 +410,7 @@ mod tests {
             server_cpu_s: None,
             network: None,
             warmup: None,
+            server_output_cut: None,
         }
     }
 

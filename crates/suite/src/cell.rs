@@ -90,6 +90,7 @@ pub(crate) fn failed(key: CellKey, why: String, started: Instant, at: SystemTime
             server_cpu_s: None,
             network: None,
             warmup: None,
+            server_output_cut: None,
         },
         result: None,
     }))
@@ -310,6 +311,9 @@ pub fn measure_in(
     if env.cancel.load(Ordering::Relaxed) {
         return CellOutcome::Interrupted;
     }
+    // What its log dropped before this cell (a process kept for the round
+    // served others), so the record counts this cell's alone.
+    let cut_before = server.output_cut();
     let url = url_at(addr, carrier.tls.is_some());
     // The machine-speed controls: the same fixed work on the server's and
     // the client's CPUs (this thread is pinned to the client's), and the
@@ -391,6 +395,8 @@ pub fn measure_in(
     let probes_after = probes(env.server_cpus);
     let crashed = server.exited();
     let tail = server.log_tail();
+    // A hostile cell's restart starts a new log: never below zero.
+    let output_cut = Some(server.output_cut().saturating_sub(cut_before)).filter(|&n| n > 0);
 
     if env.cancel.load(Ordering::Relaxed) {
         return CellOutcome::Interrupted;
@@ -471,6 +477,7 @@ pub fn measure_in(
         server_cpu_s: measured.server_cpu_s,
         network: Some(network),
         warmup,
+        server_output_cut: output_cut,
     };
     CellOutcome::Done(Box::new(Measured {
         record,

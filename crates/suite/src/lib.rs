@@ -51,6 +51,7 @@ pub use server::{
 };
 pub use suite::{
     parse_cpu_list, parse_duration, selector_matches, Endpoint, Length, Placement, Repetitions,
-    Scenario, Suite, SuiteError,
+    Scenario, Suite, SuiteError, MAX_REPETITIONS,
 };
 pub use targets::{select, Target};
+pub use tree::stop_adopted;

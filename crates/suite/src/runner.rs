@@ -589,7 +589,8 @@ pub fn run_suite(
     let work_seed = store.run(run)?.work_seed.unwrap_or(1);
     // Cells of an optional part a server does not offer are not planned.
     let all: Vec<&Target> = targets.iter().collect();
-    let total = cells(suite, 1..=repetitions, &all).count();
+    // Counted, never collected: one round's cells times the rounds.
+    let total = cells(suite, 1..=1, &all).count() * repetitions as usize;
     obs.event(Event::Started {
         run,
         servers: targets.len(),
@@ -664,43 +665,46 @@ pub fn run_suite(
     let mut total = total;
     let mut processes = Processes::open(suite);
     let resident = matches!(processes, Processes::Run(_));
-    let mut fixed: Vec<PlannedCell> = cells(suite, 1..=repetitions, &ready)
-        .filter(|c| !done.contains(&c.key))
-        .collect();
-    // The first round this process runs warms its resident servers.
-    let first_round = fixed.iter().map(|c| c.key.repetition).min().unwrap_or(1);
-    processes.order(&mut fixed, work_seed, first_round);
     let ids = (run, work_seed);
-    // The warm round first, then the later ones; what one cell of those
-    // takes, as measured, is what the budget of adaptive rounds is spent at.
-    let later = fixed.split_off(fixed.partition_point(|c| c.key.repetition == first_round));
+    // The first round this process runs warms its resident servers.
+    let first_round = (1..=repetitions)
+        .find(|&r| cells(suite, r..=r, &ready).any(|c| !done.contains(&c.key)))
+        .unwrap_or(1);
+    // Planned a round at a time (rounds run one after another anyway), so
+    // what is held is one round's cells whatever the repetitions. What one
+    // cell of a round after the warm one takes, as measured, is what the
+    // budget of adaptive rounds is spent at.
     let mut per_cell: Option<Duration> = None;
-    for (mut part, timed) in [(fixed, false), (later, true)] {
-        if timed && resident {
+    for round in 1..=repetitions {
+        let mut planned: Vec<PlannedCell> = cells(suite, round..=round, &ready)
+            .filter(|c| !done.contains(&c.key))
+            .collect();
+        if resident && round > first_round {
             // A server that could not keep up with a fixed rate in the warm
             // round is shown so there; its later rounds would measure it at
             // a rate of its own, which ranks nothing.
             let not_held = store.fixed_rate_not_held(run)?;
-            let before = part.len();
-            part.retain(|c| !not_held.contains(&c.key.cell()));
-            total -= before - part.len();
+            let before = planned.len();
+            planned.retain(|c| !not_held.contains(&c.key.cell()));
+            total -= before - planned.len();
         }
-        let (n, part_began) = (part.len(), Instant::now());
+        processes.order(&mut planned, work_seed, first_round);
+        let (n, round_began) = (planned.len(), Instant::now());
         if !measure_all(
             req,
             &env,
             store,
             obs,
             ids,
-            part,
+            planned,
             (&mut index, total),
             &mut processes,
         )? {
             processes.close();
             return finish(store, RunStatus::Interrupted, obs);
         }
-        if timed && n > 0 {
-            per_cell = Some(part_began.elapsed() / n as u32);
+        if round > first_round && n > 0 {
+            per_cell = Some(round_began.elapsed() / n as u32);
         }
     }
     if let Some(a) = suite.adaptive {

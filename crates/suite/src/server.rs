@@ -490,6 +490,8 @@ pub struct RunningServer {
     /// The server's processes, in its group or out of it.
     tree: Tree,
     log: PathBuf,
+    /// What the log dropped of its output (bounded while written).
+    output: crate::logs::Captured,
     /// How it was started, for [`RunningServer::restart`].
     started_as: (PathBuf, ServerManifest, StartSpec),
     /// Its cgroup, which counts its CPU exactly (None where this machine
@@ -511,8 +513,10 @@ pub fn start(
         source,
     };
     let addr = spec.addr;
-    let (log, out) =
-        crate::logs::create(&format!("{}-{}", m.name, addr.port())).map_err(spawn_err)?;
+    // Through a pipe, bounded: a server's output may never stop.
+    let (log, out, output) =
+        crate::logs::capture(&format!("{}-{}", m.name, addr.port()), spec.cpus.as_deref())
+            .map_err(spawn_err)?;
     let err = out.try_clone().map_err(spawn_err)?;
     let mut cmd = Command::new("sh");
     // The run command as written, arguments passed as arguments: never
@@ -575,6 +579,7 @@ pub fn start(
         guard,
         tree,
         log,
+        output,
         started_as: (dir.to_path_buf(), m.clone(), spec.clone()),
         cpu_group,
     })
@@ -584,6 +589,17 @@ impl RunningServer {
     /// The end of what the server wrote to stdout and stderr.
     pub fn log_tail(&self) -> String {
         file_tail(&self.log)
+    }
+
+    /// Bytes of the server's output its log dropped so far (it keeps the
+    /// first and last MiB): 0 when the log holds all of it.
+    pub fn output_cut(&self) -> u64 {
+        self.output.cut()
+    }
+
+    /// Where its output is logged while it runs (removed with it).
+    pub fn log_path(&self) -> &Path {
+        &self.log
     }
 
     /// Polls with a contract request until it succeeds; returns how long that

@@ -22,6 +22,7 @@ use rusqlite::{
     params, Connection, ErrorCode, OptionalExtension, Row, Transaction, TransactionBehavior,
 };
 
+pub use liveness::remove_held_files;
 pub use schema::SCHEMA_VERSION;
 
 use crate::netns::{Bandwidth, NetPlacement, NetworkPath};
@@ -58,6 +59,11 @@ pub enum StoreError {
     Foreign { path: PathBuf, tables: String },
     #[error("there is no results store at {path}: run a suite first (`netbench run quick`), or pass --db FILE")]
     Missing { path: PathBuf },
+    /// SQLite's own check finds the file damaged: a run added to it would
+    /// be stored among pages that no longer read back (issue 42: `run`
+    /// appended to a store `runs` called malformed).
+    #[error("the results store {path} is damaged (SQLite's check: {detail}); netbench adds nothing to a damaged store: restore it from a copy, or choose another --db (`sqlite3 FILE .recover` may save its runs)")]
+    Damaged { path: PathBuf, detail: String },
     #[error("the results store {path} failed while {action}: {source}; if it is locked, another netbench is writing to it (wait, or choose another --db); if it is damaged, move it aside")]
     Query {
         path: PathBuf,
@@ -93,6 +99,9 @@ pub struct Store {
     /// measured (see [`liveness`]); held from a run's start or resume to
     /// its end.
     hold: std::cell::RefCell<Option<liveness::RunHold>>,
+    /// What SQLite's check found wrong with the file when it was opened to
+    /// read (a damaged store is refused for writing).
+    damage: Option<String>,
 }
 
 impl Store {
@@ -114,7 +123,21 @@ impl Store {
         // of another program is left exactly as it was.
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_failed)?;
         refuse_foreign(&conn, path)?;
+        // Once, before anything is added to it.
+        if let Some(detail) = damage(&conn) {
+            return Err(StoreError::Damaged {
+                path: path.to_path_buf(),
+                detail,
+            });
+        }
         Store::prepare(conn, path.to_path_buf())
+    }
+
+    /// What SQLite's check found wrong with the file when it was opened to
+    /// read; None when nothing (or for a store opened to write, which is
+    /// refused when damaged). Readers say so before what they show.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.as_deref()
     }
 
     /// Opens an existing store to read it: never creates the file or its
@@ -133,8 +156,9 @@ impl Store {
         let conn = open::open_reader(path, BUSY_TIMEOUT).map_err(open_failed)?;
         refuse_foreign(&conn, path)?;
         let found = schema::user_version(&conn).map_err(open_failed)?;
+        let damaged = damage(&conn);
         let path = path.to_path_buf();
-        match found {
+        let store = match found {
             v if v == SCHEMA_VERSION => Ok(Store::with(conn, path)),
             v if v > SCHEMA_VERSION => Err(StoreError::NewerSchema { path, found }),
             // An older file is read through an upgraded copy in memory: the
@@ -147,7 +171,11 @@ impl Store {
                 drop(conn);
                 Store::prepare(copy, path)
             }
-        }
+        };
+        store.map(|mut s| {
+            s.damage = damaged;
+            s
+        })
     }
 
     /// A store that lives and dies with the value; for tests.
@@ -203,6 +231,7 @@ impl Store {
             conn,
             path,
             hold: std::cell::RefCell::new(None),
+            damage: None,
         }
     }
 
@@ -406,9 +435,10 @@ impl Store {
                                            other_busy_before_cores, quiet_wait_s, facts,
                                            server_cpu_s, net_placement, net_server_addr,
                                            net_client_addr, net_mtu, net_bandwidth_bps,
-                                           net_burst_bytes, probe_loopback_ns, warmup)
+                                           net_burst_bytes, probe_loopback_ns, warmup,
+                                           server_output_cut)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
+                         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)
                  ON CONFLICT (run_id, server, variant, scenario, connections, repetition) DO UPDATE SET
                      status = excluded.status,
                      failure = excluded.failure,
@@ -433,7 +463,8 @@ impl Store {
                      net_bandwidth_bps = excluded.net_bandwidth_bps,
                      net_burst_bytes = excluded.net_burst_bytes,
                      probe_loopback_ns = excluded.probe_loopback_ns,
-                     warmup = excluded.warmup
+                     warmup = excluded.warmup,
+                     server_output_cut = excluded.server_output_cut
                  RETURNING id",
                 params![
                     run,
@@ -470,6 +501,7 @@ impl Store {
                     m.warmup
                         .as_ref()
                         .and_then(|w| serde_json::to_string(w).ok()),
+                    m.server_output_cut.filter(|&n| n > 0).map(to_i64),
                 ],
                 |row| row.get(0),
             )
@@ -629,7 +661,8 @@ impl Store {
                         probe_server_ns, probe_client_ns, probe_drift, steal, other_busy_cores,
                         other_busy_before_cores, quiet_wait_s, facts, server_cpu_s,
                         net_placement, net_server_addr, net_client_addr, net_mtu,
-                        net_bandwidth_bps, net_burst_bytes, probe_loopback_ns, warmup
+                        net_bandwidth_bps, net_burst_bytes, probe_loopback_ns, warmup,
+                        server_output_cut
                  FROM measurements WHERE run_id = ?1
                  ORDER BY server, variant, scenario, connections, repetition",
             )
@@ -665,6 +698,9 @@ impl Store {
                     warmup: row
                         .get::<_, Option<String>>("warmup")?
                         .and_then(|j| serde_json::from_str(&j).ok()),
+                    server_output_cut: row
+                        .get::<_, Option<i64>>("server_output_cut")?
+                        .and_then(|n| u64::try_from(n).ok()),
                 })
             })
             .map_err(&failed)?
@@ -780,6 +816,20 @@ impl Store {
 }
 
 /// Refuses a file that is another program's SQLite database.
+/// What SQLite's quick check finds wrong with the file (its first few
+/// findings), or None when it says `ok`. A file too damaged to check at all
+/// is damaged too. Reads every page once: a second or so for a large store.
+fn damage(conn: &Connection) -> Option<String> {
+    let found: Result<Vec<String>, rusqlite::Error> = conn
+        .prepare("PRAGMA quick_check(3)")
+        .and_then(|mut s| s.query_map([], |row| row.get(0))?.collect());
+    match found {
+        Ok(lines) if lines.len() == 1 && lines[0] == "ok" => None,
+        Ok(lines) => Some(lines.join("; ")),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 fn refuse_foreign(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let found = open::foreign_tables(conn).map_err(|source| StoreError::Open {
         path: path.to_path_buf(),

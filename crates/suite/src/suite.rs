@@ -300,6 +300,18 @@ struct RawSuite {
     scenarios: Vec<RawScenario>,
 }
 
+/// The most rounds a suite may ask for, as `--repetitions` and `[auto]
+/// max` allow: 1,000 rounds of even one cell of a few seconds is days of
+/// measuring. `repetitions = 100000000` once planned every cell up front,
+/// took 5.3 GB and aborted (issue 42).
+pub const MAX_REPETITIONS: u32 = 1000;
+
+fn repetitions_out_of_range(n: u32) -> String {
+    format!(
+        "`repetitions = {n}` is not in 1..={MAX_REPETITIONS}: give fewer rounds, or \"auto\" to stop when the cells settle"
+    )
+}
+
 /// `repetitions = 3` or `repetitions = "auto"`.
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -474,8 +486,8 @@ impl Suite {
             ));
         }
         let (repetitions, adaptive) = match (raw.repetitions, raw.auto) {
-            (RawRepetitions::Count(0), _) => {
-                return Err(invalid("`repetitions` must be at least 1".into()))
+            (RawRepetitions::Count(n), _) if !(1..=MAX_REPETITIONS).contains(&n) => {
+                return Err(invalid(repetitions_out_of_range(n)))
             }
             (RawRepetitions::Count(_), Some(_)) => {
                 return Err(invalid(
@@ -704,10 +716,10 @@ impl Suite {
     /// (`--repetitions`). The text stays as written: the override is kept
     /// beside it, as a fact of the run.
     pub fn with_repetitions(mut self, repetitions: u32) -> Result<Suite, SuiteError> {
-        if repetitions == 0 {
+        if !(1..=MAX_REPETITIONS).contains(&repetitions) {
             return Err(SuiteError::invalid(
                 &self.name,
-                "`repetitions` must be at least 1".into(),
+                repetitions_out_of_range(repetitions),
             ));
         }
         self.repetitions = repetitions;
@@ -1054,7 +1066,14 @@ connections = [1]
                 .to_string();
             assert!(err.contains(why), "{err}");
         };
-        bad("repetitions = 2", "repetitions = 0", "at least 1");
+        bad("repetitions = 2", "repetitions = 0", "not in 1..=1000");
+        // Issue 42: planned up front, this took 5.3 GB and aborted.
+        bad(
+            "repetitions = 2",
+            "repetitions = 100000000",
+            "not in 1..=1000",
+        );
+        bad("repetitions = 2", "repetitions = 1001", "\"auto\" to stop");
         bad(
             "duration = \"3s\"",
             "duration = \"3 parsecs\"",
@@ -1181,7 +1200,13 @@ connections = [1]
         assert_eq!(s.repetitions, 5);
         assert_eq!(s.source, QUICK);
         let zero = Suite::parse("quick", QUICK).unwrap().with_repetitions(0);
-        assert!(zero.unwrap_err().to_string().contains("at least 1"));
+        assert!(zero.unwrap_err().to_string().contains("not in 1..=1000"));
+        let many = Suite::parse("quick", QUICK).unwrap().with_repetitions(1001);
+        assert!(many.unwrap_err().to_string().contains("not in 1..=1000"));
+        assert!(Suite::parse("quick", QUICK)
+            .unwrap()
+            .with_repetitions(MAX_REPETITIONS)
+            .is_ok());
     }
 
     #[test]

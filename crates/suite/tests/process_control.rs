@@ -206,6 +206,46 @@ fn issue27_a_daemon_that_left_the_group_goes_with_the_server() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 42 item 3: a server that writes without pause (3.49 GB in 5 s of
+/// one cell) has a log of its first and last MiB, and says how much went.
+#[test]
+fn issue42_a_server_s_endless_output_is_logged_bounded() {
+    let dir = scratch("chatty");
+    let m = manifest(&dir, "run = \"yes netbench-chatty-server-line-of-output\"");
+    let mut server = start(&dir, &m, &StartSpec::at(([127, 0, 0, 1], 9).into())).unwrap();
+    let log = server.log_path().to_path_buf();
+    let until = Instant::now() + Duration::from_secs(20);
+    // Until well past what is kept (`yes` writes hundreds of MB a second).
+    while server.output_cut() < 64 << 20 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cut = server.output_cut();
+    assert!(cut >= 64 << 20, "only {cut} bytes cut in 20 s");
+    let len = std::fs::metadata(&log).unwrap().len();
+    assert!(len <= (2 << 20) + 200, "the log holds {len} bytes");
+    server.stop(Duration::from_secs(2));
+    assert!(server.exited().is_some());
+    // After the end: the head, the line, the tail.
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut text = String::new();
+    while Instant::now() < until {
+        text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("bytes of this server's output were cut here") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(text.starts_with("netbench-chatty-server-line-of-output\n"));
+    assert!(
+        text.contains("bytes of this server's output were cut here; the last 1048576 follow"),
+        "{}",
+        &text[(1 << 20) - 100..(1 << 20) + 200]
+    );
+    assert!(text.len() as u64 <= (2 << 20) + 200);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 27 item 1: a build that leaves a daemon behind in a session of its
 /// own; the build's end takes it.
 #[test]

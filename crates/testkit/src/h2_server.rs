@@ -48,6 +48,18 @@ pub enum H2Flaw {
     /// a table size update of at most 64 (RFC 7541 §4.2), or the connection
     /// ends with GOAWAY (COMPRESSION_ERROR), as a decode failure does.
     SmallTable,
+    /// After its SETTINGS, sends PING frames without end and never reads
+    /// again (issue 42: every PING's ACK was queued in the client).
+    PingFlood,
+    /// The same with SETTINGS frames, each owed an acknowledgement.
+    SettingsFlood,
+    /// The same with WINDOW_UPDATE frames of 1 on the connection, which
+    /// ask for nothing back.
+    WindowUpdateFlood,
+    /// Reads until the client's first streams open, resets them, then
+    /// resets them again without end (closed streams: ignored) and never
+    /// reads again.
+    RstFlood,
 }
 
 /// The header table [`H2Flaw::SmallTable`] asks for: room for one short
@@ -180,6 +192,9 @@ impl Session {
         };
         frame::write_settings(&mut settings, &params, false);
         self.send(&settings)?;
+        if let Some(unit) = self.flood_unit()? {
+            return self.flood(&unit);
+        }
         let mut chunk = [0u8; 16 * 1024];
         loop {
             let n = self.stream.read(&mut chunk)?;
@@ -256,6 +271,59 @@ impl Session {
             self.send(&out)?;
         }
         Ok(())
+    }
+
+    /// One unit of the flood a flooding flaw sends, or None.
+    fn flood_unit(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+        let mut unit = Vec::new();
+        match self.flaw {
+            H2Flaw::PingFlood => {
+                frame::write_header(&mut unit, 8, kind::PING, 0, 0);
+                unit.extend_from_slice(b"floodppp");
+            }
+            H2Flaw::SettingsFlood => {
+                frame::write_settings(&mut unit, &[(setting::MAX_CONCURRENT_STREAMS, 100)], false)
+            }
+            H2Flaw::WindowUpdateFlood => frame::write_window_update(&mut unit, 0, 1),
+            H2Flaw::RstFlood => {
+                for stream in self.first_streams()? {
+                    frame::write_rst_stream(&mut unit, stream, code::CANCEL);
+                }
+            }
+            _ => return Ok(None),
+        }
+        Ok(Some(unit))
+    }
+
+    /// Reads until a HEADERS frame has come; the streams opened by then.
+    fn first_streams(&mut self) -> std::io::Result<Vec<u32>> {
+        let mut chunk = [0u8; 16 * 1024];
+        let mut streams = Vec::new();
+        while streams.is_empty() {
+            let n = self.stream.read(&mut chunk)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            self.input.extend_from_slice(&chunk[..n]);
+            let mut at = 0;
+            while let Ok(Some((f, used))) = parse_frame(&self.input[at..], frame::MAX_FRAME_LIMIT) {
+                at += used;
+                if let Frame::Headers { stream, .. } = f {
+                    streams.push(stream);
+                }
+            }
+            self.input.drain(..at);
+        }
+        Ok(streams)
+    }
+
+    /// Writes `unit` over and over (64 KiB at a time) and never reads,
+    /// until the client goes away.
+    fn flood(&mut self, unit: &[u8]) -> std::io::Result<()> {
+        let batch = unit.repeat((64 * 1024 / unit.len()).max(1));
+        loop {
+            self.send(&batch)?;
+        }
     }
 
     /// The answer to `stream`, as the flaw makes it.

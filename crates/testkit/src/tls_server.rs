@@ -29,6 +29,9 @@ pub enum TlsFlaw {
     /// ALPN `h2` only: a client that offers http/1.1 alone is refused with
     /// an alert.
     AlpnH2Only,
+    /// No ALPN at all: the handshake ends with no protocol agreed, whatever
+    /// the client offered.
+    NoAlpn,
     /// TLS 1.2 only: a client that offers 1.3 alone is refused with an
     /// alert.
     Tls12Only,
@@ -114,6 +117,7 @@ pub fn server_config(certs: &TestCerts, flaw: TlsFlaw) -> ServerConfig {
         .expect("server certificate and key");
     config.alpn_protocols = match flaw {
         TlsFlaw::AlpnH2Only => vec![b"h2".to_vec()],
+        TlsFlaw::NoAlpn => Vec::new(),
         _ => vec![b"http/1.1".to_vec()],
     };
     config

@@ -152,3 +152,29 @@ fn verify_scores_conformance_without_failing_on_it() {
     let plain = netbench_contract::verify(&opts);
     assert!(serde_json::to_value(&plain).unwrap()["conformance"].is_null());
 }
+
+/// Issue 42 (low): a server that answers no case took a deadline for each
+/// it held open (32 at most: 62 s at 2 s). The whole set is bounded at
+/// `SET_DEADLINES` deadlines: past them the cases left fail unprobed, and
+/// say so. A silent server holds 14 cases open here (28 s at 2 s); the
+/// bound asserted is the set's 16 s, one more deadline and a margin.
+#[test]
+fn a_server_that_answers_nothing_costs_the_set_s_bound_not_a_deadline_a_case() {
+    let server = netbench_testkit::serve(netbench_testkit::Behavior::Silent);
+    let mut opts =
+        ConformanceOptions::new(server.addr, server.addr.to_string(), "/blank".to_string());
+    opts.timeout = Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    let report = conformance(&opts);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(24), "took {took:?}");
+    assert_eq!(report.passed, 0);
+    let unprobed = report
+        .failed()
+        .filter(|c| {
+            c.reason
+                .starts_with("not probed: the probe set's 16s ran out")
+        })
+        .count();
+    assert!(unprobed >= 3, "{unprobed} unprobed: {:?}", report.cases);
+}

@@ -362,6 +362,7 @@ fn run() -> RunDetail {
                     server_cpu_s: None,
                     network: None,
                     warmup: (repetition == 1 && !failed).then(|| warm_up(rps)),
+                    server_output_cut: None,
                 });
             }
         }

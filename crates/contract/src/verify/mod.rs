@@ -18,6 +18,7 @@ mod ws;
 
 pub use conformance::{
     conformance, CaseResult, CaseStatus, ConformanceOptions, ConformanceReport, CASE_TIMEOUT,
+    SET_DEADLINES,
 };
 pub use protocols::ProtocolTargets;
 pub use upload::{upload_problem, MAX_UPLOAD, MIN_UPLOAD, UPLOAD_LIMIT};

@@ -101,6 +101,29 @@ fn errors(r: &LoadResult) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// What each kind that occurred in `r` means, of those `known` explains:
+/// " (body: ...; grpc_status: ...)", or nothing when none of them did. A
+/// reason names only kinds that happened (issue 42: "body" and
+/// "grpc_status" were explained when all 40 calls had timed out).
+fn hints(r: &LoadResult, known: &[(ErrorKind, &str)]) -> String {
+    let said: Vec<String> = known
+        .iter()
+        .filter(|(k, _)| r.errors.get(*k) > 0)
+        .map(|(k, why)| format!("{}: {why}", k.name()))
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", said.join("; "))
+    }
+}
+
+/// What the HTTP/2 kinds that need a word mean.
+const H2_HINTS: [(ErrorKind, &str); 1] = [(
+    ErrorKind::H2Flood,
+    "the server sent PING or SETTINGS frames faster than it read the answers",
+)];
+
 fn tls_plan(t: &ProtocolTargets, alpn: &[u8]) -> Result<TlsPlan, String> {
     TlsPlan::new(
         &TlsOptions {
@@ -172,7 +195,10 @@ fn h2(ctx: &mut Ctx<'_>, addr: SocketAddr, t: &ProtocolTargets) -> Check {
     if let Some(e) = errors(&r) {
         return fail(
             "h2",
-            format!("{DOCUMENTS} work documents over HTTP/2 (ALPN h2) on {addr}, {STREAMS} streams at once: {e}"),
+            format!(
+                "{DOCUMENTS} work documents over HTTP/2 (ALPN h2) on {addr}, {STREAMS} streams at once: {e}{}",
+                hints(&r, &H2_HINTS)
+            ),
         );
     }
     match r.tls.as_ref().and_then(|t| t.alpn.as_deref()) {
@@ -194,7 +220,10 @@ fn h2c(ctx: &mut Ctx<'_>, addr: SocketAddr) -> Check {
         Ok(r) => match errors(&r) {
             Some(e) => fail(
                 "h2c",
-                format!("{DOCUMENTS} work documents over HTTP/2 with prior knowledge on {addr}, {STREAMS} streams at once: {e}"),
+                format!(
+                    "{DOCUMENTS} work documents over HTTP/2 with prior knowledge on {addr}, {STREAMS} streams at once: {e}{}",
+                    hints(&r, &H2_HINTS)
+                ),
             ),
             None => pass(
                 "h2c",
@@ -213,7 +242,17 @@ fn grpc(ctx: &mut Ctx<'_>, addr: SocketAddr) -> Vec<Check> {
         Ok(r) => match errors(&r) {
             Some(e) => fail(
                 "grpc-compute",
-                format!("{DOCUMENTS} random Compute calls on {addr}: {e} (body: a reply that is not the call's own; grpc_status: not OK)"),
+                format!(
+                    "{DOCUMENTS} random Compute calls on {addr}: {e}{}",
+                    hints(
+                        &r,
+                        &[
+                            (ErrorKind::Body, "a reply that is not the call's own"),
+                            (ErrorKind::GrpcStatus, "not OK"),
+                            H2_HINTS[0],
+                        ]
+                    )
+                ),
             ),
             None => pass(
                 "grpc-compute",

@@ -4,8 +4,9 @@
 //! control both ways (this client's windows opened wide at the start and
 //! kept open, so it never throttles a server; request bodies sent as the
 //! server's windows allow), each answer checked as HTTP/1.1's are
-//! (`answer.rs`), PING answered, SETTINGS acknowledged, RST_STREAM and
-//! GOAWAY counted by kind. Like `conn.rs` it reads through the transport's
+//! (`answer.rs`), PING answered, SETTINGS acknowledged (no more of either
+//! owed at once than [`MAX_OWED_ACKS`]), RST_STREAM and GOAWAY counted by
+//! kind. Like `conn.rs` it reads through the transport's
 //! loop and never touches a socket. HPACK is `encoder.rs`'s for requests
 //! and `hpack.rs`'s for answers (a table each way per connection); the
 //! frames are `frame.rs`'s.
@@ -13,6 +14,7 @@
 use std::io::{Read, Write};
 
 use super::encoder::Encoder;
+use super::fields::HeadFields;
 use super::frame::{self, code, parse_frame, setting, Frame, MAX_WINDOW};
 use super::hpack;
 use crate::answer::{AnswerBody, AnswerHead};
@@ -34,6 +36,17 @@ const MAX_HEADER_BLOCK: usize = 64 * 1024;
 /// The connection window is topped up once this much of it was used, so a
 /// server is never held back by it (it starts at [`MAX_WINDOW`]).
 const WINDOW_TOP_UP: u32 = MAX_WINDOW / 2;
+
+/// The most acknowledgements (PING and SETTINGS ACKs) queued at once
+/// before the connection ends with ENHANCE_YOUR_CALM (RFC 9113 §10.5
+/// lets an endpoint treat excessive control frames as a connection
+/// error). Each PING or SETTINGS is owed an answer, but a peer that sends
+/// them and never reads would otherwise have them all queued here: a
+/// flood grew one connection past 2 GB in 5 s (issue 42). Counted from
+/// the last time the queue was empty, so a peer that reads is never
+/// owed more than one read's worth; nghttp2 keeps the same default
+/// (`max_outbound_ack`). At most ~17 KB of answers.
+pub(crate) const MAX_OWED_ACKS: u32 = 1_000;
 
 /// What the server's SETTINGS said, or the defaults until it says (§6.5.2).
 #[derive(Debug, Clone, Copy)]
@@ -98,6 +111,9 @@ pub(crate) struct H2Conn {
     received: u32,
     /// A header block of HEADERS and CONTINUATION frames not yet ended.
     block: Option<Block>,
+    /// Acknowledgements queued since the output queue was last empty
+    /// (see [`MAX_OWED_ACKS`]).
+    owed_acks: u32,
     /// The connection is going away (a GOAWAY either way, or a broken
     /// frame): no new stream starts on it.
     closing: bool,
@@ -112,34 +128,6 @@ impl std::fmt::Debug for H2Conn {
             .field("next_id", &self.next_id)
             .field("closing", &self.closing)
             .finish_non_exhaustive()
-    }
-}
-
-/// What a finished header block said that the checks read; one per
-/// connection, cleared for each block, so its buffers stop allocating.
-#[derive(Debug, Default)]
-struct HeadFields {
-    status: Option<u16>,
-    content_type: Option<Vec<u8>>,
-    content_encoding: Option<Vec<u8>>,
-    grpc_status: Option<u32>,
-    /// Buffers kept while the fields above are `None`.
-    spare: Vec<Vec<u8>>,
-}
-
-impl HeadFields {
-    fn clear(&mut self) {
-        self.status = None;
-        self.grpc_status = None;
-        self.spare.extend(self.content_type.take());
-        self.spare.extend(self.content_encoding.take());
-    }
-
-    fn keep(spare: &mut Vec<Vec<u8>>, slot: &mut Option<Vec<u8>>, value: &[u8]) {
-        let mut buf = slot.take().or_else(|| spare.pop()).unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(value);
-        *slot = Some(buf);
     }
 }
 
@@ -159,6 +147,7 @@ impl H2Conn {
             send_window: 65_535,
             received: 0,
             block: None,
+            owed_acks: 0,
             closing: false,
             started: false,
         }
@@ -354,7 +343,31 @@ impl H2Conn {
         let last = self.next_id.saturating_sub(2);
         frame::write_goaway(self.out.queue(), last, code);
         self.closing = true;
-        ErrorKind::H2Protocol
+        if code == code::ENHANCE_YOUR_CALM {
+            ErrorKind::H2Flood
+        } else {
+            ErrorKind::H2Protocol
+        }
+    }
+
+    /// One more acknowledgement is owed: allowed while fewer than
+    /// [`MAX_OWED_ACKS`] wait unwritten, else the peer floods.
+    fn owe_ack(&mut self) -> Result<(), ErrorKind> {
+        if self.out.is_empty() {
+            self.owed_acks = 0;
+        }
+        if self.owed_acks >= MAX_OWED_ACKS {
+            return Err(self.connection_error(code::ENHANCE_YOUR_CALM));
+        }
+        self.owed_acks += 1;
+        Ok(())
+    }
+
+    /// A stream this client never opened (§5.1): an odd one above the last
+    /// it started, or an even one (push is off, so the server reserved
+    /// none). Closed streams are not idle: frames on them are ignored.
+    fn idle(&self, stream: u32) -> bool {
+        stream.is_multiple_of(2) || stream >= self.next_id
     }
 
     fn frame<S: AnswerSink>(
@@ -382,6 +395,11 @@ impl H2Conn {
                     self.received = 0;
                 }
                 let Some(i) = self.find(stream) else {
+                    // Only HEADERS or PRIORITY may open a stream, and a
+                    // server opens none (§5.1).
+                    if self.idle(stream) {
+                        return Err(self.connection_error(code::PROTOCOL_ERROR));
+                    }
                     // A stream already ended here (reset, or failed): its
                     // bytes still count against the window above.
                     return Ok(());
@@ -432,6 +450,7 @@ impl H2Conn {
                 self.block = Some(b);
             }
             Frame::Settings { ack: false, params } => {
+                self.owe_ack()?;
                 for (id, value) in frame::settings(params) {
                     self.setting(id, value)?;
                 }
@@ -441,11 +460,15 @@ impl H2Conn {
             Frame::Settings { ack: true, .. } | Frame::Priority { .. } | Frame::Unknown { .. } => {}
             Frame::Ping { ack, data } => {
                 if !ack {
+                    self.owe_ack()?;
                     frame::write_ping_ack(self.out.queue(), data);
                 }
             }
             Frame::WindowUpdate { stream, increment } => {
                 let inc = i64::from(increment);
+                if stream != 0 && self.idle(stream) {
+                    return Err(self.connection_error(code::PROTOCOL_ERROR));
+                }
                 if stream == 0 {
                     self.send_window += inc;
                     if self.send_window > i64::from(MAX_WINDOW) {
@@ -462,6 +485,9 @@ impl H2Conn {
             Frame::RstStream { stream, .. } => {
                 if let Some(i) = self.find(stream) {
                     self.fail_stream(i, ErrorKind::H2Reset, now, sink);
+                } else if self.idle(stream) {
+                    // §6.4: a reset of a stream never opened.
+                    return Err(self.connection_error(code::PROTOCOL_ERROR));
                 }
             }
             Frame::GoAway { last_stream, .. } => {
@@ -533,15 +559,28 @@ impl H2Conn {
         fields.clear();
         let decoded = self
             .hpack
-            .decode(block, |name, value| read_field(fields, name, value));
+            .decode(block, |name, value| fields.read(name, value));
         if decoded.is_err() {
             return Err(self.connection_error(code::COMPRESSION_ERROR));
         }
         let Some(i) = self.find(stream) else {
+            if self.idle(stream) {
+                // A server opens no stream (push is off, §5.1).
+                return Err(self.connection_error(code::PROTOCOL_ERROR));
+            }
             return Ok(());
         };
         let s = &mut self.streams[i];
         let expect = &plan.template(s.req.template).expect;
+        // A head with other than one `:status`, or trailers with one: a
+        // malformed answer, a stream error (§8.1.1), never a status check.
+        let want_statuses = u8::from(s.head.is_none());
+        if self.fields.status_fields != want_statuses {
+            let id = s.id;
+            frame::write_rst_stream(self.out.queue(), id, code::PROTOCOL_ERROR);
+            self.fail_stream(i, ErrorKind::Malformed, now, sink);
+            return Ok(());
+        }
         if s.head.is_none() {
             let Some(status) = self.fields.status else {
                 return Err(self.connection_error(code::PROTOCOL_ERROR));
@@ -621,25 +660,9 @@ impl H2Conn {
         self.send_window = 65_535;
         self.received = 0;
         self.block = None;
+        self.owed_acks = 0;
         self.closing = false;
         self.started = false;
-    }
-}
-
-/// Keeps what the checks read of one decoded field.
-fn read_field(fields: &mut HeadFields, name: &[u8], value: &[u8]) {
-    match name {
-        b":status" => {
-            fields.status = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-        }
-        b"content-type" => HeadFields::keep(&mut fields.spare, &mut fields.content_type, value),
-        b"content-encoding" => {
-            HeadFields::keep(&mut fields.spare, &mut fields.content_encoding, value)
-        }
-        b"grpc-status" => {
-            fields.grpc_status = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-        }
-        _ => {}
     }
 }
 
@@ -714,79 +737,6 @@ impl Protocol for H2Conn {
     }
 }
 
-/// For the fuzz target `h2_conn`: an HTTP/2 connection with one stream per
-/// request of a GET expecting `OK` in flight (`streams` of them) reads
-/// `server` as the peer's bytes, `piece` bytes a read (the end of the stream
-/// after them). Returns the answers it judged and how reading ended; it must
-/// end, never panic or loop, and never judge more answers than it asked
-/// for. Not API.
-#[doc(hidden)]
-pub fn fuzz_feed(
-    server: &[u8],
-    piece: usize,
-    streams: usize,
-) -> (Vec<Result<(), ErrorKind>>, Option<ErrorKind>) {
-    use crate::check::{Expect, StatusExpect};
-    use crate::plan::RequestTemplate;
-    use std::io;
-
-    struct Pieces<'a>(&'a [u8], usize);
-    impl Read for Pieces<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            let n = self.0.len().min(self.1.max(1)).min(buf.len());
-            buf[..n].copy_from_slice(&self.0[..n]);
-            self.0 = &self.0[n..];
-            Ok(n)
-        }
-    }
-    struct Answers(Vec<Result<(), ErrorKind>>);
-    impl AnswerSink for Answers {
-        fn answer(&mut self, _: &InFlight, outcome: Result<(), ErrorKind>, _: u64) {
-            self.0.push(outcome);
-        }
-    }
-    let template = RequestTemplate {
-        bytes: b"GET /blank HTTP/1.1\r\nHost: h\r\n\r\n".to_vec(),
-        is_head: false,
-        expect: Expect {
-            status: StatusExpect::Exact(200),
-            content_type: Some("text/plain".into()),
-            body: BodyExpect::Exact(b"OK".to_vec()),
-            coding: Default::default(),
-        },
-    };
-    let h2 = super::h2_requests(std::slice::from_ref(&template), "http").expect("a fixed request");
-    let plan = ConnPlan {
-        pipeline: streams,
-        requests: std::slice::from_ref(&template),
-        ws: None,
-        tls: None,
-        session: None,
-        h2: &h2,
-    };
-    let mut conn = H2Conn::new();
-    conn.start();
-    let req = InFlight {
-        template: 0,
-        intended_ns: 0,
-        sent_ns: 0,
-        measured: true,
-    };
-    for _ in 0..conn.room(streams) {
-        conn.enqueue(req, &plan);
-    }
-    let mut sink = Answers(Vec::new());
-    let mut input = Pieces(server, piece);
-    let mut scratch = vec![0u8; 4096];
-    // Each call reads at least a byte or ends; the bound only guards the
-    // fuzzer against a loop this function would have.
-    for _ in 0..=server.len() + 1 {
-        let outcome = conn.on_readable(&mut input, true, &mut scratch, &plan, 0, &mut sink, &mut 0);
-        match outcome {
-            ReadOutcome::Failed(kind) => return (sink.0, Some(kind)),
-            ReadOutcome::Eof => return (sink.0, None),
-            ReadOutcome::Open | ReadOutcome::More => {}
-        }
-    }
-    panic!("reading {} bytes did not end", server.len());
-}
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

@@ -59,6 +59,9 @@ pub mod code {
     pub const FRAME_SIZE_ERROR: u32 = 0x6;
     pub const CANCEL: u32 = 0x8;
     pub const COMPRESSION_ERROR: u32 = 0x9;
+    /// The peer behaves in a way that might be generating excessive load
+    /// (§7): here, control frames faster than it reads their answers.
+    pub const ENHANCE_YOUR_CALM: u32 = 0xb;
 }
 
 /// One frame, its payload borrowed from the bytes it was read from.

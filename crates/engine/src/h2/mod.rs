@@ -8,13 +8,15 @@
 
 mod conn;
 mod encoder;
+mod fields;
 pub mod frame;
+mod fuzz;
 mod hpack;
 mod request;
 
-#[doc(hidden)]
-pub use conn::fuzz_feed;
 pub(crate) use conn::H2Conn;
+#[doc(hidden)]
+pub use fuzz::fuzz_feed;
 #[doc(hidden)]
 pub use hpack::{fuzz_both as fuzz_hpack, HpackError};
 pub use request::H2RequestError;

@@ -2,9 +2,14 @@
 //! page written whole (through a `.partial` file renamed into place), and
 //! the list of what it wrote (`netbench-site.json`), by which the next write
 //! knows the folder for a site of its own and removes the pages that are no
-//! longer part of it.
+//! longer part of it. Nothing is written or removed through a symbolic link
+//! inside the folder: a planted `index.html.partial` or `servers/` link
+//! once made a write overwrite, and a removal delete, a file outside it
+//! (issue 42).
 
-use std::io;
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +55,14 @@ pub enum SiteError {
         path.display()
     )]
     Write { path: PathBuf, source: io::Error },
+    /// A folder inside the site is a symbolic link: writing or removing
+    /// through it could reach files outside the site.
+    #[error(
+        "{} is a symbolic link, and the site never writes or removes through one; remove the \
+         link (a real folder is made in its place), or give another folder",
+        path.display()
+    )]
+    Link { path: PathBuf },
 }
 
 /// What a write left in the folder.
@@ -76,7 +89,12 @@ pub fn write_site(site: &Site, dir: &Path, force: bool) -> Result<Written, SiteE
     let files: Vec<String> = pages.iter().map(|(p, _)| p.clone()).collect();
     for sub in ["runs", "servers"] {
         let path = dir.join(sub);
-        std::fs::create_dir_all(&path).map_err(|source| SiteError::Create { path, source })?;
+        match std::fs::create_dir(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(source) => return Err(SiteError::Create { path, source }),
+        }
+        real_folder(&path)?;
     }
     for (rel, page) in &pages {
         let mut html = Vec::new();
@@ -86,8 +104,14 @@ pub fn write_site(site: &Site, dir: &Path, force: bool) -> Result<Written, SiteE
     let mut removed = Vec::new();
     for old in previous.unwrap_or_default() {
         if !files.contains(&old) && is_page_path(&old) {
+            // Only through real folders: unlink then removes the entry
+            // itself, never what a link names.
+            let path = dir.join(&old);
+            if let Some(parent) = path.parent().filter(|p| *p != dir) {
+                real_folder(parent)?;
+            }
             // Gone already is as good as removed.
-            match std::fs::remove_file(dir.join(&old)) {
+            match std::fs::remove_file(&path) {
                 Ok(()) => removed.push(old),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(source) => {
@@ -159,6 +183,14 @@ fn previous_site(dir: &Path, force: bool) -> Result<Option<Vec<String>>, SiteErr
     }
 }
 
+/// Removes the entry at `path` (a link itself, not its target), if any.
+fn remove_entry(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// A page path the site could have written: relative, downwards only, an
 /// HTML file. A marker edited by hand cannot make a write delete anything
 /// else.
@@ -167,13 +199,45 @@ fn is_page_path(rel: &str) -> bool {
     rel.ends_with(".html") && path.components().all(|c| matches!(c, Component::Normal(_)))
 }
 
+/// `path` is a folder itself, not a link to one (nor anything else).
+fn real_folder(path: &Path) -> Result<(), SiteError> {
+    let meta = std::fs::symlink_metadata(path).map_err(|source| SiteError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if meta.file_type().is_symlink() {
+        return Err(SiteError::Link {
+            path: path.to_path_buf(),
+        });
+    }
+    if !meta.is_dir() {
+        return Err(SiteError::NotAFolder {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` through `path.partial`, renamed into place, so
-/// that a reader (or a web server) never sees half a page.
+/// that a reader (or a web server) never sees half a page. The partial file
+/// is made new (O_EXCL, which never follows a link): whatever was there
+/// under its name (a stale one, or a planted link) is removed first, the
+/// entry itself; and the rename replaces `path`'s entry, a link included,
+/// never the file a link names.
 fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), SiteError> {
     let mut partial = path.as_os_str().to_os_string();
     partial.push(".partial");
     let partial = PathBuf::from(partial);
-    let written = std::fs::write(&partial, bytes).and_then(|()| std::fs::rename(&partial, path));
+    let written = remove_entry(&partial)
+        .and_then(|()| {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o644)
+                .open(&partial)
+        })
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::rename(&partial, path));
     written.map_err(|source| {
         let _ = std::fs::remove_file(&partial);
         SiteError::Write {
@@ -216,6 +280,63 @@ mod tests {
         let err = previous_site(&file, true).unwrap_err();
         assert!(matches!(err, SiteError::NotAFolder { .. }), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 42: a link planted as `index.html.partial` made the write
+    /// overwrite its target; a page that is a link is replaced, not its
+    /// target.
+    #[test]
+    fn a_write_never_goes_through_a_planted_link() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("partial-link");
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.with_extension("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        symlink(&victim, dir.join("index.html.partial")).unwrap();
+        write_whole(&dir.join("index.html"), b"<html>").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("index.html")).unwrap(),
+            "<html>"
+        );
+        // A page that is itself a link: the link goes, its target stays.
+        symlink(&victim, dir.join("other.html")).unwrap();
+        write_whole(&dir.join("other.html"), b"<p>").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(!std::fs::symlink_metadata(dir.join("other.html"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_file(&victim).unwrap();
+    }
+
+    /// Issue 42: `servers/` a link out of the site and a marker edited to
+    /// list a page there made a write delete a page outside the site.
+    #[test]
+    fn a_removal_never_goes_through_a_linked_folder() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("servers-link");
+        std::fs::create_dir_all(&dir).unwrap();
+        let outside = dir.with_extension("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("victim.html"), "precious").unwrap();
+        symlink(&outside, dir.join("servers")).unwrap();
+        std::fs::write(
+            dir.join(MARKER),
+            r#"{"format":"netbench-site/1","files":["servers/victim.html"]}"#,
+        )
+        .unwrap();
+        let site = super::super::build_site(Vec::new());
+        let err = write_site(&site, &dir, false).unwrap_err();
+        assert!(matches!(err, SiteError::Link { .. }), "{err}");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("victim.html")).unwrap(),
+            "precious"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&outside).unwrap();
     }
 
     #[test]

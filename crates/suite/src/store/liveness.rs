@@ -4,15 +4,41 @@
 //! measures; the kernel drops the lock when the process ends, however it
 //! ends (SIGKILL included). A run marked running whose file is not locked,
 //! or that has no file, is read as interrupted, so `--resume` finishes it.
-//! Readers only open these files; the next writer removes stale ones.
+//! Readers only open these files; the next writer removes stale ones, and
+//! a process that ends without unwinding (a second Ctrl-C, an abort) can
+//! remove its own first with [`remove_held_files`], from a signal handler.
 
 use std::collections::HashSet;
+use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+/// The paths of the files this process holds, for [`remove_held_files`]:
+/// C strings a signal handler may read without allocating or locking. A
+/// path is leaked once its hold ends (a few bytes per run), so a handler
+/// that read a pointer never reads freed memory.
+const HOLD_SLOTS: usize = 8;
+static HELD_PATHS: [AtomicPtr<libc::c_char>; HOLD_SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; HOLD_SLOTS];
+
+/// Removes every file this process holds beside a store. Only unlink(2):
+/// safe in a signal handler, where the process is about to end without
+/// running destructors (the second Ctrl-C's exit, an abort). A run left
+/// without its file reads as interrupted, as it should.
+pub fn remove_held_files() {
+    for slot in &HELD_PATHS {
+        let path = slot.load(Ordering::Acquire);
+        if !path.is_null() {
+            // SAFETY: a NUL-terminated string leaked for the process's life.
+            unsafe { libc::unlink(path) };
+        }
+    }
+}
 
 /// The start of the files' names beside `store`: `db.sqlite.running-`.
 fn prefix(store: &Path) -> Option<String> {
@@ -78,6 +104,8 @@ pub(super) fn held(store: &Path) -> Held {
 pub(super) struct RunHold {
     file: File,
     path: PathBuf,
+    /// Its place in [`HELD_PATHS`], if one was free.
+    slot: Option<usize>,
 }
 
 impl RunHold {
@@ -104,7 +132,27 @@ impl RunHold {
         if !try_lock(&file, libc::LOCK_EX) {
             return None;
         }
-        Some(RunHold { file, path })
+        let slot = CString::new(path.as_os_str().as_bytes())
+            .ok()
+            .and_then(|c| {
+                let raw = c.into_raw();
+                let free = HELD_PATHS.iter().position(|s| {
+                    s.compare_exchange(
+                        std::ptr::null_mut(),
+                        raw,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    )
+                    .is_ok()
+                });
+                if free.is_none() {
+                    // SAFETY: `raw` came from into_raw just above and was
+                    // published nowhere.
+                    drop(unsafe { CString::from_raw(raw) });
+                }
+                free
+            });
+        Some(RunHold { file, path, slot })
     }
 
     /// Writes the run's id into the file, for readers.
@@ -118,7 +166,12 @@ impl RunHold {
 
 impl Drop for RunHold {
     fn drop(&mut self) {
-        // Removed while still locked, so no reader finds it unlocked first.
+        // Out of the handler's reach first (its string leaked, see
+        // HELD_PATHS), then removed while still locked, so no reader finds
+        // it unlocked first.
+        if let Some(i) = self.slot {
+            HELD_PATHS[i].store(std::ptr::null_mut(), Ordering::Release);
+        }
         let _ = std::fs::remove_file(&self.path);
     }
 }

@@ -250,6 +250,13 @@ CREATE TABLE server_events (
     PRIMARY KEY (run_id, seq)
 ) STRICT;
 "#,
+    // 13: bytes of the server's output its log dropped during the cell
+    // (issue 42: the log keeps the first and last MiB); NULL when nothing
+    // was cut, and before.
+    r#"
+ALTER TABLE measurements ADD COLUMN server_output_cut INTEGER
+    CHECK (server_output_cut IS NULL OR server_output_cut > 0);
+"#,
 ];
 
 /// The schema version whose step also fills its new records from the texts

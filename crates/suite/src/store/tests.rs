@@ -127,6 +127,7 @@ fn ok(key: CellKey, samples: usize) -> Measurement {
             class: "warmed".to_string(),
             steady_from_s: Some(1.0),
         }),
+        server_output_cut: Some(3_490_000_000),
     }
 }
 
@@ -147,6 +148,7 @@ fn failed(key: CellKey, why: &str) -> Measurement {
         server_cpu_s: None,
         network: None,
         warmup: None,
+        server_output_cut: None,
     }
 }
 
@@ -348,6 +350,7 @@ fn a_run_round_trips_with_servers_measurements_and_samples() {
         assert_eq!(stored.noise, r.noise);
         assert_eq!(stored.network, r.network);
         assert_eq!(stored.warmup, r.warmup);
+        assert_eq!(stored.server_output_cut, r.server_output_cut);
     }
     assert_eq!(
         detail.measurements[0].started_at,
@@ -1000,4 +1003,37 @@ connections = [1]
             (Protocol::Grpc, 1, Some(Offer::Grpc)),
         ]
     );
+}
+
+/// Issue 42 (low): `run --db` added a run to a store `runs` called
+/// malformed, and `show`, `report` and `compare` read it without a word. A
+/// damaged store is refused for writing, and a reader is told.
+#[test]
+fn issue42_a_damaged_store_is_refused_for_writing_and_said_so_when_read() {
+    let dir = TempDir::new("damaged");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let path = dir.0.join("db.sqlite");
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.damage(), None);
+    drop(store);
+    let healthy = Store::open_existing(&path).unwrap();
+    assert_eq!(healthy.damage(), None);
+    drop(healthy);
+    // The last page (a table's or an index's, never the first, which holds
+    // the schema) overwritten with garbage.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let page = 4096;
+    assert!(bytes.len() >= 4 * page, "{} bytes", bytes.len());
+    let last = bytes.len() - page;
+    bytes[last..].fill(0xa5);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = match Store::open(&path) {
+        Ok(_) => panic!("a damaged store was opened for writing"),
+        Err(e) => e,
+    };
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err}");
+    assert!(err.to_string().contains("restore it from a copy"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the file changed");
+    let read = Store::open_existing(&path).unwrap();
+    assert!(read.damage().is_some());
 }
