@@ -92,7 +92,7 @@ def run_suite(work, text, db):
     path = os.path.join(work, "suite.toml")
     with open(path, "w") as f:
         f.write(text)
-    subprocess.run([NETBENCH, "run", path, "--db", db, "--servers-dir", os.path.join(work, "servers")],
+    subprocess.run([NETBENCH, "run", path, "--db", db, "--servers", os.path.join(work, "servers")],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return sqlite3.connect(db).execute("SELECT max(id) FROM runs").fetchone()[0]
 

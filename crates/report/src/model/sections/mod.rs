@@ -12,8 +12,12 @@ use super::section::Section;
 use super::Report;
 
 /// Every section builder, in the order the views write them.
-const LIST: &[fn(&Report) -> Option<Section>] =
-    &[ranking::section, placements::section, resident::section, conformance::section];
+const LIST: &[fn(&Report) -> Option<Section>] = &[
+    ranking::section,
+    placements::section,
+    resident::section,
+    conformance::section,
+];
 
 /// The run's sections, in [`LIST`]'s order, those it has nothing for left
 /// out.
