@@ -84,7 +84,8 @@ impl ServerEvent {
         (waited > 0.0).then(|| cpu / waited)
     }
 
-    /// It used more than [`SPINNING_CORES`] while it waited.
+    /// It used more than [`SPINNING_CORES`] over a wait of at least
+    /// [`JUDGED_WAIT_S`].
     pub fn spinning(&self) -> bool {
         self.kind == ServerEventKind::Idle
             && self.waited_s.is_some_and(|w| w >= JUDGED_WAIT_S)
